@@ -1,0 +1,1 @@
+"""Command-line interface: ``ner-zoo`` (see :mod:`ner_zoo.cli.main`)."""

@@ -1,0 +1,161 @@
+"""Featurising sentences into padded tensors, and samplers that are exact under DDP."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Sequence
+
+import torch
+from torch.utils.data import DistributedSampler
+
+from ner_zoo.data.schema import Sentence
+from ner_zoo.data.tagging import spans_to_tags
+from ner_zoo.data.vocab import Vocab
+
+
+@dataclass
+class Batch:
+    """A padded batch. ``mask`` is True on real tokens; padding ids are 0 everywhere.
+
+    Attributes:
+        sentences: the source sentences (gold spans for metrics, tokens for transformer encoders).
+        indices: position of each sentence in its dataset (for writers and DDP bookkeeping).
+        words: word ids ``[B, L]``.
+        chars: char ids ``[B, L, C]``.
+        mask: ``[B, L]`` bool.
+        tags: gold tag ids ``[B, L]`` for tagging tasks (``None`` when unlabelled or span-only).
+        features: extra categorical columns (e.g. ``pos``) as ids ``[B, L]``.
+    """
+
+    sentences: list[Sentence]
+    indices: torch.Tensor
+    words: torch.Tensor
+    chars: torch.Tensor
+    mask: torch.Tensor
+    tags: torch.Tensor | None = None
+    features: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def lengths(self) -> torch.Tensor:
+        return self.mask.sum(1)
+
+    def to(self, device: torch.device | str, non_blocking: bool = False, **_: object) -> "Batch":
+        move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731
+        return replace(self, indices=move(self.indices), words=move(self.words), chars=move(self.chars),
+                       mask=move(self.mask), tags=move(self.tags),
+                       features={k: move(v) for k, v in self.features.items()})
+
+
+class Collator:
+    """Turns ``(index, Sentence)`` pairs into a :class:`Batch` with the vocabularies of a model.
+
+    Args:
+        words, chars: vocabularies.
+        tags: tag vocabulary for tagging tasks (``None`` for span models).
+        scheme: tag scheme used to encode gold spans as ``tags`` (NER, chunking).
+        tag_column: read gold tags from this column instead (POS tagging).
+        features: extra columns to index, by name.
+    """
+
+    def __init__(self, words: Vocab, chars: Vocab, tags: Vocab | None = None, scheme: str | None = None,
+                 tag_column: str | None = None, features: dict[str, Vocab] | None = None):
+        self.words, self.chars, self.tag_vocab = words, chars, tags
+        self.scheme, self.tag_column, self.features = scheme, tag_column, features or {}
+
+    def gold_tags(self, sentence: Sentence) -> list[str]:
+        if self.tag_column is not None:
+            return sentence.columns[self.tag_column]
+        return spans_to_tags(sentence.spans, len(sentence), self.scheme, where=sentence.source)
+
+    def __call__(self, items: Sequence[tuple[int, Sentence]]) -> Batch:
+        sentences = [s for _, s in items]
+        b = len(sentences)
+        lmax = max(len(s) for s in sentences)
+        cmax = max(len(t) for s in sentences for t in s.tokens)
+        words = torch.zeros(b, lmax, dtype=torch.long)
+        chars = torch.zeros(b, lmax, cmax, dtype=torch.long)
+        mask = torch.zeros(b, lmax, dtype=torch.bool)
+        labelled = self.tag_vocab is not None and all(
+            (s.columns.get(self.tag_column) is not None) if self.tag_column else s.spans is not None
+            for s in sentences
+        )
+        tags = torch.zeros(b, lmax, dtype=torch.long) if labelled else None
+        feats = {k: torch.zeros(b, lmax, dtype=torch.long) for k in self.features}
+        char_index = self.chars.stoi.get
+        for i, s in enumerate(sentences):
+            n = len(s)
+            words[i, :n] = torch.tensor(self.words.lookup_indices(s.tokens))
+            flat = [char_index(c, 1) for t in s.tokens for c in t]
+            lens = torch.tensor([len(t) for t in s.tokens])
+            rows = torch.repeat_interleave(torch.arange(n), lens)
+            cols = torch.arange(len(flat)) - torch.repeat_interleave(torch.cumsum(lens, 0) - lens, lens)
+            chars[i, rows, cols] = torch.tensor(flat, dtype=torch.long)
+            mask[i, :n] = True
+            if tags is not None:
+                tags[i, :n] = torch.tensor(self.tag_vocab.lookup_indices(self.gold_tags(s)))
+            for k, vocab in self.features.items():
+                feats[k][i, :n] = torch.tensor(vocab.lookup_indices(s.columns[k]))
+        indices = torch.tensor([i for i, _ in items], dtype=torch.long)
+        return Batch(sentences, indices, words, chars, mask, tags, feats)
+
+
+class IndexedDataset(torch.utils.data.Dataset):
+    """A list of sentences whose items are ``(index, sentence)``."""
+
+    def __init__(self, sentences: Sequence[Sentence]):
+        self.sentences = list(sentences)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __getitem__(self, i: int) -> tuple[int, Sentence]:
+        return i, self.sentences[i]
+
+
+class ShardSampler(DistributedSampler):
+    """Sentence order for one rank: optional shuffling and length bucketing, exact sharding.
+
+    With ``pad=False`` (evaluation) ranks get ``indices[rank::world]`` and no sentence is repeated, so
+    metrics synced over ranks equal the single-process metrics; ranks may then run unequal numbers of
+    batches, which is safe because metric states are only synced at epoch end. With ``pad=True``
+    (training) the list is padded so every rank runs the same number of steps, as DDP requires.
+    Bucketing sorts chunks of ``100 * batch_size`` sentences by length before batching, then shuffles
+    the batches, so padding is small and order stays random.
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, shuffle: bool, bucket: bool, pad: bool,
+                 num_replicas: int = 1, rank: int = 0, seed: int = 0):
+        super().__init__(range(len(lengths)), num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed)
+        self.lengths, self.batch_size, self.bucket, self.pad = list(lengths), batch_size, bucket, pad
+
+    def _order(self) -> list[int]:
+        n = len(self.lengths)
+        g = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(n, generator=g).tolist() if self.shuffle else list(range(n))
+        if not self.bucket:
+            return order
+        chunk = 100 * self.batch_size
+        batches = []
+        for c in range(0, n, chunk):
+            part = sorted(order[c:c + chunk], key=self.lengths.__getitem__)
+            batches += [part[i:i + self.batch_size] for i in range(0, len(part), self.batch_size)]
+        if self.shuffle:
+            batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
+        return [i for b in batches for i in b]
+
+    def __iter__(self) -> Iterator[int]:
+        order = self._order()
+        if self.pad and self.num_replicas > 1:
+            total = math.ceil(len(order) / self.num_replicas) * self.num_replicas
+            order = order + order[: total - len(order)]
+        return iter(order[self.rank :: self.num_replicas])
+
+    def __len__(self) -> int:
+        n = len(self.lengths)
+        if self.pad:
+            return math.ceil(n / self.num_replicas)
+        return len(range(self.rank, n, self.num_replicas))

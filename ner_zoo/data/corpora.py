@@ -1,0 +1,239 @@
+"""One small declarative class per benchmark corpus, plus generic modules for any user corpus.
+
+Each class states its folder (under ``$NER_ZOO_DATA``), files per split, reader and task. Corpora with
+no dev split carve a seeded share of train (``dev_fraction``, ``split_seed``; whole documents when the
+corpus has them), so the split is reproducible from the config alone.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+from ner_zoo.data.datamodule import NERDataModule
+from ner_zoo.data.schema import Sentence
+
+
+class ColumnDataModule(NERDataModule):
+    """Any CoNLL-style column corpus.
+
+    Args:
+        train_file, dev_file, test_file: file names relative to ``data_dir`` (``dev_file`` may be omitted:
+            dev is then carved from train).
+        token_column: column of the words.
+        label_column: column of the tags (negative counts from the end).
+        columns: extra named columns, e.g. ``{"pos": 1}``.
+        file_scheme: scheme of the files (``iob1``, ``iob2``, ``bioes``); ``None`` detects it.
+        encoding: file encoding; ``None`` tries UTF-8 then Latin-1.
+        **kwargs: see :class:`NERDataModule`.
+    """
+
+    token_column = 0
+    label_column = -1
+    columns: dict[str, int] = {}
+    file_scheme: str | None = None
+
+    def __init__(self, train_file: str | None = None, dev_file: str | None = None, test_file: str | None = None,
+                 token_column: int | None = None, label_column: int | None = None,
+                 columns: dict[str, int] | None = None, file_scheme: str | None = None,
+                 encoding: str | None = None, **kwargs):
+        super().__init__(**kwargs)
+        given = {"train": train_file, "dev": dev_file, "test": test_file}
+        self.files = {k: v for k, v in {**type(self).files, **{k: v for k, v in given.items() if v}}.items() if v}
+        if token_column is not None:
+            self.token_column = token_column
+        if label_column is not None:
+            self.label_column = label_column
+        self.columns = dict(type(self).columns if columns is None else columns)
+        self.file_scheme = file_scheme or type(self).file_scheme
+        self.encoding = encoding
+
+    def read_split(self, path: Path) -> list[Sentence]:
+        from ner_zoo.data.readers import read_conll
+
+        return read_conll(path, token_column=self.token_column, label_column=self.label_column,
+                          columns=self.columns, scheme=self.file_scheme, encoding=self.encoding)
+
+
+class JsonDataModule(NERDataModule):
+    """Any nested-NER JSON corpus (GENIA JSON-lines, ACE DyGIE-style, Locate-and-Label shape).
+
+    Args:
+        train_file, dev_file, test_file: file names relative to ``data_dir``.
+        shape: ``genia``, ``dygie`` or ``locate_and_label``; ``None`` detects it.
+        **kwargs: see :class:`NERDataModule`.
+    """
+
+    task = "nested_ner"
+    shape: str | None = None
+
+    def __init__(self, train_file: str | None = None, dev_file: str | None = None, test_file: str | None = None,
+                 shape: str | None = None, **kwargs):
+        super().__init__(**kwargs)
+        given = {"train": train_file, "dev": dev_file, "test": test_file}
+        self.files = {k: v for k, v in {**type(self).files, **{k: v for k, v in given.items() if v}}.items() if v}
+        self.shape = shape or type(self).shape
+
+    def read_split(self, path: Path) -> list[Sentence]:
+        from ner_zoo.data.readers import read_nested_json
+
+        return read_nested_json(path, shape=self.shape)
+
+
+# --- flat NER ---------------------------------------------------------------------------------------------
+class CoNLL2003(ColumnDataModule):
+    """CoNLL-2003 English (Tjong Kim Sang & De Meulder 2003). Files are IOB1; 4 types."""
+
+    default_subdir = "conll2003"
+    files = {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"}
+    columns = {"pos": 1, "chunk": 2}
+    file_scheme = "iob1"
+
+
+class CoNLL2002Spanish(ColumnDataModule):
+    """CoNLL-2002 Spanish (IOB2, UTF-8 here; Latin-1 in the original distribution, detected)."""
+
+    default_subdir = "conll2002"
+    files = {"train": "esp.train", "dev": "esp.testa", "test": "esp.testb"}
+    columns = {"pos": 1}
+    file_scheme = "iob2"
+
+
+class CoNLL2002Dutch(ColumnDataModule):
+    """CoNLL-2002 Dutch (files ``ned.train/testa/testb``, Latin-1, with ``-DOCSTART-``)."""
+
+    default_subdir = "conll2002"
+    files = {"train": "ned.train", "dev": "ned.testa", "test": "ned.testb"}
+    columns = {"pos": 1}
+    file_scheme = "iob2"
+
+
+class OntoNotes5(ColumnDataModule):
+    """OntoNotes 5.0 English, CoNLL-2012 split, 18 types (``word POS parse NER``, IOB2)."""
+
+    default_subdir = "ontonotes5"
+    files = {"train": "onto.train.ner", "dev": "onto.development.ner", "test": "onto.test.ner"}
+    columns = {"pos": 1}
+    file_scheme = "iob2"
+
+
+class WNUT2017(ColumnDataModule):
+    """WNUT-17 emerging entities (tweets, 6 types, ``word tag``)."""
+
+    default_subdir = "wnut2017"
+    files = {"train": "wnut17train.conll", "dev": "emerging.dev.conll", "test": "emerging.test.annotated"}
+    file_scheme = "iob2"
+
+
+class JNLPBA(ColumnDataModule):
+    """JNLPBA 2004 (5 bio-entity types). No official dev split: dev is a seeded 10% of train documents
+    (``dev_fraction``/``split_seed``). Set ``dev_file: devel.tsv`` for Crichton et al.'s held-out part."""
+
+    default_subdir = "jnlpba"
+    files = {"train": "train.iob2", "test": "Genia4EReval1.iob2"}
+    file_scheme = "iob2"
+
+
+# --- chunking and POS -------------------------------------------------------------------------------------
+class CoNLL2000(ColumnDataModule):
+    """CoNLL-2000 chunking (WSJ 15-18 / 20). No dev split: a seeded 10% of train sentences is carved."""
+
+    task = "chunk"
+    default_subdir = "conll2000"
+    files = {"train": "train.txt", "test": "test.txt"}
+    columns = {"pos": 1}
+    file_scheme = "iob2"
+
+
+class WSJPOS(NERDataModule):
+    """Penn Treebank WSJ part-of-speech tagging from ``.mrg`` files (``-NONE-`` traces dropped).
+
+    With the full treebank (files ``wsj_SSNN.mrg`` of sections 00-24) the standard split is used:
+    sections 0-18 train, 19-21 dev, 22-24 test. With the free 10% sample (sections 00-01 only) the files
+    are shuffled with ``split_seed`` and split 80/10/10 by document.
+
+    Args:
+        mrg_glob: glob of the tree files under ``data_dir``.
+        **kwargs: see :class:`NERDataModule`.
+    """
+
+    task = "pos"
+    default_subdir = "wsj_pos"
+    tag_column = "pos"
+    files = {"train": "<sections>", "dev": "<sections>", "test": "<sections>"}
+
+    def __init__(self, mrg_glob: str = "**/*.mrg", **kwargs):
+        super().__init__(**kwargs)
+        self.mrg_glob = mrg_glob
+
+    def split_files(self) -> dict[str, list[Path]]:
+        files = sorted(self.root.glob(self.mrg_glob))
+        if not files:
+            raise FileNotFoundError(f"no {self.mrg_glob} files under {self.root}")
+        section = {f: int(m.group(1)) for f in files if (m := re.search(r"wsj_(\d\d)\d\d", f.name))}
+        if len(set(section.values())) >= 24:
+            pick = {"train": range(0, 19), "dev": range(19, 22), "test": range(22, 25)}
+            return {k: [f for f in files if section.get(f, -1) in r] for k, r in pick.items()}
+        order = files[:]
+        random.Random(self.split_seed).shuffle(order)
+        n_dev = n_test = max(1, round(0.1 * len(order)))
+        return {"test": sorted(order[:n_test]), "dev": sorted(order[n_test:n_test + n_dev]),
+                "train": sorted(order[n_test + n_dev:])}
+
+    def sentences(self, split: str) -> list[Sentence]:
+        if split not in self._splits:
+            from ner_zoo.data.readers import read_ptb
+
+            sents = [s for f in self.split_files()[split] for s in read_ptb(f)]
+            if self.max_sentences is not None:
+                sents = sents[: self.max_sentences]
+            for s in sents:
+                s.validate()
+            self._splits[split] = sents
+        return self._splits[split]
+
+
+# --- nested NER -------------------------------------------------------------------------------------------
+class GENIA(JsonDataModule):
+    """GENIA 3.02, 5 types, document split of Yan et al. (2022), JSON-lines with exclusive ends."""
+
+    default_subdir = "genia"
+    files = {"train": "train.jsonlines", "dev": "dev.jsonlines", "test": "test.jsonlines"}
+
+
+class ACE2004(JsonDataModule):
+    """ACE 2004 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets)."""
+
+    default_subdir = "ace2004"
+    files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
+
+
+class ACE2005(JsonDataModule):
+    """ACE 2005 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets)."""
+
+    default_subdir = "ace2005"
+    files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
+
+
+class KBP2017(JsonDataModule):
+    """TAC-KBP 2017 nested NER in the Locate-and-Label JSON shape (LDC-licensed; not shipped)."""
+
+    default_subdir = "kbp2017"
+    files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
+    shape = "locate_and_label"
+
+
+class SampleCorpus(ColumnDataModule):
+    """The small sample corpus bundled with the package (for the quickstart and tests)."""
+
+    files = {"train": "train.conll", "dev": "dev.conll", "test": "test.conll"}
+    file_scheme = "iob2"
+
+    def __init__(self, data_dir: str | None = None, **kwargs):
+        super().__init__(data_dir=data_dir or str(Path(__file__).parent / "sample"), **kwargs)
+
+
+CORPORA = {cls.__name__.lower(): cls for cls in (
+    CoNLL2003, CoNLL2002Spanish, CoNLL2002Dutch, OntoNotes5, WNUT2017, JNLPBA, CoNLL2000, WSJPOS, GENIA,
+    ACE2004, ACE2005, KBP2017, SampleCorpus)}

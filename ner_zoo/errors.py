@@ -1,0 +1,32 @@
+"""The project's own error types: every bad input raises one of these, naming where and what."""
+
+from __future__ import annotations
+
+
+class NerZooError(Exception):
+    """Base class of every error ner-zoo raises on purpose."""
+
+
+class DataFormatError(NerZooError, ValueError):
+    """A corpus file is malformed. The message names the file, the line (or record) and the problem."""
+
+    def __init__(self, problem: str, path: object = None, line: int | None = None, hint: str | None = None):
+        self.problem, self.path, self.line, self.hint = problem, path, line, hint
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f":{line}"
+            where += ": "
+        msg = where + problem
+        if hint:
+            msg += f" ({hint})"
+        super().__init__(msg)
+
+
+class LabelError(NerZooError, ValueError):
+    """A label is not in the label set fixed at training time."""
+
+
+class CheckpointError(NerZooError, RuntimeError):
+    """A checkpoint cannot be used (missing pieces, incompatible version)."""

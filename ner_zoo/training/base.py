@@ -1,0 +1,166 @@
+"""Shared LightningModule for every model of the zoo: optimisation, evaluation, logging, prediction.
+
+A model subclasses :class:`NERModule` and implements ``compute_loss(batch)`` and ``decode(batch)``;
+``decode`` returns, per sentence, predicted spans (NER, chunking) or predicted tags (POS tagging).
+Everything else (metrics per stage, per-type tables, optimiser and scheduler from the config, learning
+rate groups for pretrained weights, NaN guard, prediction records) lives here once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
+
+from ner_zoo.data.batching import Batch
+from ner_zoo.data.datamodule import Vocabularies
+from ner_zoo.errors import CheckpointError
+from ner_zoo.metrics import SpanF1, TokenAccuracy
+
+FORMAT_VERSION = 1
+
+
+def default_optimizer(params: Iterable) -> torch.optim.Optimizer:
+    return torch.optim.Adam(params, lr=1e-3)
+
+
+class NERModule(pl.LightningModule):
+    """Base class of all models.
+
+    Args:
+        vocabs: vocabularies and label set, linked from ``data.vocabs`` by the CLI (saved in checkpoints).
+        optimizer: optimiser factory (``class_path``/``init_args`` in YAML), called with parameter groups.
+        lr_scheduler: scheduler factory; its class attribute ``interval`` (``epoch``/``step``) is honoured.
+        pretrained_lr: learning rate of pretrained transformer weights (``None``: same as the rest).
+    """
+
+    def __init__(self, vocabs: dict | None = None, optimizer: OptimizerCallable = default_optimizer,
+                 lr_scheduler: LRSchedulerCallable | None = None, pretrained_lr: float | None = None):
+        super().__init__()
+        if vocabs is None:
+            raise CheckpointError("the model needs vocabularies: link data.vocabs (the CLI does) or load a checkpoint")
+        self.vocabs = Vocabularies.from_dict(vocabs)
+        self.optimizer_factory, self.scheduler_factory = optimizer, lr_scheduler
+        self.pretrained_lr = pretrained_lr
+        self.task = self.vocabs.task
+        self.metrics = torch.nn.ModuleDict({stage: self._new_metric() for stage in ("val", "test")})
+
+    # to implement ---------------------------------------------------------------------------------------
+    def compute_loss(self, batch: Batch) -> torch.Tensor:
+        raise NotImplementedError
+
+    def decode(self, batch: Batch) -> list[list]:
+        """Per sentence: a list of :class:`~ner_zoo.data.schema.Span` (or tag strings for POS)."""
+        raise NotImplementedError
+
+    # metrics ---------------------------------------------------------------------------------------------
+    @property
+    def is_pos(self) -> bool:
+        return self.task == "pos"
+
+    def _new_metric(self):
+        return TokenAccuracy() if self.task == "pos" else SpanF1(self.vocabs.labels)
+
+    def gold(self, batch: Batch) -> list[list]:
+        if self.is_pos:
+            return [s.columns[self.vocabs.tag_column] for s in batch.sentences]
+        return [s.spans for s in batch.sentences]
+
+    # steps -------------------------------------------------------------------------------------------
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        loss = self.compute_loss(batch)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(
+                f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); lower the "
+                "learning rate, enable gradient clipping (trainer.gradient_clip_val) or use 32-true precision"
+            )
+        self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
+        return loss
+
+    def _eval_step(self, batch: Batch, stage: str) -> None:
+        preds = self.decode(batch)
+        self.metrics[stage].update(preds, self.gold(batch))
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self._eval_step(batch, "val")
+
+    def test_step(self, batch: Batch, batch_idx: int) -> None:
+        self._eval_step(batch, "test")
+
+    def on_validation_epoch_end(self) -> None:
+        self._log_metric("val")
+
+    def on_test_epoch_end(self) -> None:
+        result = self._log_metric("test")
+        if self.trainer.is_global_zero and not self.is_pos:
+            print(format_table(self.metrics["test"].per_type_rows(result, micro=True)), flush=True)
+
+    def _log_metric(self, stage: str) -> dict:
+        metric = self.metrics[stage]
+        result = metric.compute()
+        metric.reset()
+        if self.is_pos:  # one monitor name for every task
+            scalars = {f"{stage}/accuracy": float(result), f"{stage}/f1": float(result)}
+        else:
+            scalars = metric.to_floats(result, prefix=f"{stage}/")
+        self.log_dict(scalars)
+        if not self.is_pos and not self.trainer.sanity_checking:
+            for logger in self.loggers:
+                if type(logger).__name__ == "WandbLogger":
+                    logger.log_table(f"{stage}/per_type", columns=["type", "precision", "recall", "f1", "support"],
+                                     data=metric.per_type_rows(result, micro=True))
+        return result
+
+    def predict_step(self, batch: Batch, batch_idx: int) -> list[dict]:
+        preds = self.decode(batch)
+        return [{"index": int(i), "sentence": s, "prediction": p}
+                for i, s, p in zip(batch.indices.tolist(), batch.sentences, preds)]
+
+    # optimisation ----------------------------------------------------------------------------------------
+    def parameter_groups(self) -> list[dict]:
+        """Two groups when ``pretrained_lr`` is set: parameters of modules flagged ``is_pretrained``, rest."""
+        if self.pretrained_lr is None:
+            return [{"params": [p for p in self.parameters() if p.requires_grad]}]
+        pretrained = {id(p) for m in self.modules() if getattr(m, "is_pretrained", False) for p in m.parameters()}
+        params = [p for p in self.parameters() if p.requires_grad]
+        return [{"params": [p for p in params if id(p) not in pretrained]},
+                {"params": [p for p in params if id(p) in pretrained], "lr": self.pretrained_lr}]
+
+    def configure_optimizers(self) -> Any:
+        optimizer = self.optimizer_factory(self.parameter_groups())
+        if self.scheduler_factory is None:
+            return optimizer
+        scheduler = self.scheduler_factory(optimizer)
+        if hasattr(scheduler, "set_total_steps"):
+            scheduler.set_total_steps(self.trainer.estimated_stepping_batches)
+        interval = getattr(scheduler, "interval", "epoch")
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": interval}}
+
+    # checkpoints -----------------------------------------------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["ner_zoo_format"] = FORMAT_VERSION
+        checkpoint["ner_zoo_class"] = f"{type(self).__module__}.{type(self).__qualname__}"
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        version = checkpoint.get("ner_zoo_format")
+        if version is None or version > FORMAT_VERSION:
+            raise CheckpointError(
+                f"checkpoint format {version!r} is not supported by this ner-zoo (format {FORMAT_VERSION}); "
+                "use the ner-zoo version that wrote it"
+            )
+
+    def on_train_start(self) -> None:
+        for metric in self.metrics.values():
+            metric.reset()
+
+
+
+def format_table(rows: list[list]) -> str:
+    """A per-type P/R/F1 table (percentages) as aligned text."""
+    width = max([4] + [len(str(r[0])) for r in rows])
+    lines = [f"{'type':<{width}}  {'prec':>6}  {'rec':>6}  {'f1':>6}  {'support':>7}"]
+    for name, p, r, f, n in rows:
+        lines.append(f"{name:<{width}}  {100 * p:6.2f}  {100 * r:6.2f}  {100 * f:6.2f}  {n:>7}")
+    return "\n".join(lines)

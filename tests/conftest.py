@@ -1,0 +1,36 @@
+"""Shared fixtures: hermetic environment, tiny corpora, corpus-data skipping."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("WANDB_SILENT", "true")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+DATA_ROOT = Path(os.environ.get("NER_ZOO_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def corpus_dir(name: str) -> Path:
+    """The folder of a real corpus, or skip the test when it is absent."""
+    path = DATA_ROOT / name
+    if not path.is_dir() or not any(p.name != "PROVENANCE.md" for p in path.iterdir()):
+        pytest.skip(f"corpus {name!r} not available under {DATA_ROOT}")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path_factory, monkeypatch):
+    cache = os.environ.get("NER_ZOO_CACHE") or str(tmp_path_factory.getbasetemp() / "ner_zoo_cache")
+    monkeypatch.setenv("NER_ZOO_CACHE", cache)
+
+
+@pytest.fixture
+def sample_dir() -> Path:
+    return Path(__file__).resolve().parents[1] / "ner_zoo" / "data" / "sample"
