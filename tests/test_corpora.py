@@ -29,7 +29,7 @@ def corpus(name: str, *files: str) -> Path:
     return root
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def conll(path: Path, **kw) -> list:
     # the tag column is kept as a column too, to compare re-encoded spans with the file's own tags
     return read_conll(path, columns={"tag": -1}, **kw)

@@ -1,9 +1,12 @@
-"""Hermetic tests of the corpus readers, prediction writers and corpus statistics (tiny fixtures only)."""
+"""Hermetic tests of the corpus readers, prediction writers and corpus statistics (tiny fixtures only).
+
+HF_DATASETS_OFFLINE=1 is set by conftest.py; the Hugging Face tests only read files they write.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -12,18 +15,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from ner_zoo.data.readers import (  # noqa: E402
-    READERS, read_conll, read_conll_with_scheme, read_nested_json, read_prediction_conll, read_ptb, read_ptb_mrg,
+from ner_zoo.data.readers import (
+    READERS,
+    read_conll,
+    read_conll_with_scheme,
+    read_nested_json,
+    read_prediction_conll,
+    read_ptb,
+    read_ptb_mrg,
     read_ptb_pos,
 )
-from ner_zoo.data.schema import Sentence, Span  # noqa: E402
-from ner_zoo.data.stats import corpus_stats, format_stats  # noqa: E402
-from ner_zoo.data.tagging import TagScheme, spans_to_tags, tags_to_spans  # noqa: E402
-from ner_zoo.data.writers import atomic_write, read_prediction_jsonl, write_conll, write_jsonl  # noqa: E402
-from ner_zoo.errors import DataFormatError  # noqa: E402
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.data.stats import corpus_stats, format_stats
+from ner_zoo.data.tagging import TagScheme, spans_to_tags, tags_to_spans
+from ner_zoo.data.writers import atomic_write, read_prediction_jsonl, write_conll, write_jsonl
+from ner_zoo.errors import DataFormatError
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -47,7 +53,8 @@ def test_conll_iob1_documents_columns_and_sources():
     assert [(s.doc_id, s.index) for s in sents] == [(f"{name}:0", 0), (f"{name}:0", 1), (f"{name}:1", 0),
                                                    (f"{name}:1", 1)]
     assert [s.source for s in sents] == [f"{path}:{n}" for n in (3, 9, 16, 19)]
-    assert sents[0].columns == {"pos": ["NNP", "NNP", "VBD", "NNP", "."], "chunk": ["B-NP", "I-NP", "B-VP", "B-NP", "O"]}
+    assert sents[0].columns == {"pos": ["NNP", "NNP", "VBD", "NNP", "."],
+                                "chunk": ["B-NP", "I-NP", "B-VP", "B-NP", "O"]}
     for s in sents:
         s.validate(flat=True)
 
@@ -123,6 +130,15 @@ def test_conll_empty_files(tmp_path):
         with pytest.raises(DataFormatError, match="no sentences"):
             read_conll(p)
         assert read_conll(p, allow_empty=True) == []
+
+
+def test_missing_files_and_folders(tmp_path):
+    with pytest.raises(DataFormatError, match=r"nope\.txt: file not found"):
+        read_conll(tmp_path / "nope.txt")
+    with pytest.raises(DataFormatError, match=r"no files matching '\*\.mrg'"):
+        read_ptb_mrg(tmp_path)
+    with pytest.raises(DataFormatError, match="only .mrg or only .pos"):
+        read_ptb([FIX / "tiny.mrg", FIX / "tiny.pos"])
 
 
 def test_conll_docstart_with_any_column_count_and_custom_separators(tmp_path):
@@ -338,10 +354,9 @@ def test_write_jsonl_round_trip_with_nested_spans_and_scores(tmp_path):
 def test_atomic_write_keeps_old_file_on_failure(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
-    with pytest.raises(RuntimeError):
-        with atomic_write(target) as f:
-            f.write("half")
-            raise RuntimeError("crash while writing")
+    with pytest.raises(RuntimeError), atomic_write(target) as f:
+        f.write("half")
+        raise RuntimeError("crash while writing")
     assert target.read_text() == "old\n" and sorted(tmp_path.iterdir()) == [target]
     sents, preds = _sample()
     with pytest.raises(DataFormatError):  # overlapping predictions fail midway: nothing replaced
@@ -372,7 +387,7 @@ def flat_spans(draw, max_len: int = 12):
     n = draw(st.integers(1, max_len))
     cuts = sorted(draw(st.sets(st.integers(0, n), max_size=n + 1)))
     spans, labels = [], st.sampled_from(["PER", "LOC", "creative-work", "cell_type"])
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         if draw(st.booleans()):
             spans.append(Span(a, b, draw(labels)))
     return n, spans

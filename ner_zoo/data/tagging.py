@@ -190,20 +190,23 @@ repair_tags = convert_tags
 def detect_scheme(tag_sequences: Iterable[Sequence[str]]) -> TagScheme:
     """Guess the scheme of a corpus.
 
-    BIOES/BILOU if any ``E-``/``S-``/``L-``/``U-`` tag occurs; IOB1 if some entity opens with ``I-`` (at a
-    sentence start, after ``O`` or after another type), which IOB2 forbids; IOB2 otherwise.
+    BIOES/BILOU if any ``E-``/``S-``/``L-``/``U-`` tag occurs. Otherwise count entity openings: an ``I-``
+    opening (at a sentence start, after ``O`` or after another type) is IOB1 evidence, a ``B-`` opening
+    in the same places is IOB2 evidence; the majority wins, so one broken sentence in an IOB2 file (as in
+    CoNLL-2002) does not flip the verdict. Ties (e.g. no entities) give IOB2.
     """
-    iob1 = False
+    i_openings = b_openings = 0
     for tags in tag_sequences:
         prev, prev_type = OUTSIDE, None
         for t in tags:
             p, typ = split_tag(t)
             if p in ("E", "S"):
                 return TagScheme.BIOES
-            if p == "I" and (prev == OUTSIDE or prev_type != typ):
-                iob1 = True
+            if prev == OUTSIDE or prev_type != typ:
+                i_openings += p == "I"
+                b_openings += p == "B"
             prev, prev_type = p, typ
-    return TagScheme.IOB1 if iob1 else TagScheme.IOB2
+    return TagScheme.IOB1 if i_openings > b_openings else TagScheme.IOB2
 
 
 def tag_names(labels: Sequence[str], scheme: "str | TagScheme") -> list[str]:

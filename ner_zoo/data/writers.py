@@ -10,9 +10,10 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO
 
 from ner_zoo.data.readers.common import read_text
 from ner_zoo.data.readers.conll import read_prediction_conll
@@ -26,7 +27,7 @@ DOCSTART = "-DOCSTART-"
 
 
 @contextmanager
-def atomic_write(path: "str | os.PathLike[str]", encoding: str = "utf-8") -> Iterator[IO[str]]:
+def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterator[IO[str]]:
     """Open a temporary file next to ``path``; on success it replaces ``path`` in one step.
 
     A crash or an exception while writing leaves any previous ``path`` untouched and no temporary file.
@@ -51,8 +52,8 @@ def _check_lengths(sentences: Sequence[Sentence], predictions: Sequence) -> None
         raise ValueError(f"{len(sentences)} sentences but {len(predictions)} prediction lists")
 
 
-def write_conll(path: "str | os.PathLike[str]", sentences: Sequence[Sentence], predictions: Sequence[Sequence[Span]],
-                scheme: "str | TagScheme" = TagScheme.IOB2, with_gold: bool | None = None,
+def write_conll(path: str | os.PathLike[str], sentences: Sequence[Sentence], predictions: Sequence[Sequence[Span]],
+                scheme: str | TagScheme = TagScheme.IOB2, with_gold: bool | None = None,
                 doc_separators: bool = False) -> None:
     """Write ``token [gold] predicted`` per line, a blank line after each sentence (conlleval's input).
 
@@ -100,7 +101,7 @@ def write_conll(path: "str | os.PathLike[str]", sentences: Sequence[Sentence], p
                       stacklevel=2)
 
 
-def write_jsonl(path: "str | os.PathLike[str]", sentences: Sequence[Sentence], predictions: Sequence[Sequence[Span]],
+def write_jsonl(path: str | os.PathLike[str], sentences: Sequence[Sentence], predictions: Sequence[Sequence[Span]],
                 scores: Sequence[Sequence[float]] | None = None) -> None:
     """Write one JSON object per sentence (nested spans allowed).
 
@@ -144,7 +145,7 @@ def _spans(value: object, n: int, where: str, key: str) -> list[Span]:
     return out
 
 
-def read_prediction_jsonl(path: "str | os.PathLike[str]") -> tuple[list[list[Span]], list[list[Span]]]:
+def read_prediction_jsonl(path: str | os.PathLike[str]) -> tuple[list[list[Span]], list[list[Span]]]:
     """Read a :func:`write_jsonl` file back as ``(gold_spans_per_sentence, predicted_spans_per_sentence)``.
 
     Raises:

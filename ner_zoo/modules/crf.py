@@ -10,10 +10,12 @@ How it is fast and exact:
   ``i`` moves to it with score ``end[i]``, it stays in it with score 0, and padded positions can only
   be in it. Every row then runs the full length with no per-step masking, the gold path is scored by
   plain gathers, and Viterbi's backpointers carry the last real tag through the padding.
-* The forward recursion is a matrix product in scaled probability space,
+* The forward and backward recursions are matrix products in scaled probability space,
   ``alpha_t = log(exp(alpha_{t-1} - max) @ exp(trans - colmax)) + max + colmax + x_t``, and the gradient
-  is computed by the forward-backward algorithm (posterior marginals) in one custom autograd function
-  instead of through every step of the recursion.
+  comes from the forward-backward algorithm (posterior marginals) in one custom autograd function
+  instead of autograd through every step. Scaling keeps 70+ nats of range in float32; when a step
+  needs more (huge score gaps together with forbidden moves), that pass is redone with exact
+  log-sum-exp steps, so results never depend on underflow.
 * Everything runs with autocast off in at least float32 (float64 input stays float64).
 
 Forbidden transitions (``constraints``) score :data:`NEG`, whose exponential is exactly 0 in float32.
@@ -30,37 +32,63 @@ from ner_zoo.modules.precision import autocast_off, compute_dtype
 
 NEG = -1e4  # score of a forbidden move; exp(NEG - anything realistic) == 0.0 in float32
 _LOG_TINY = -80.0  # exp() below about -87 hits a slow underflow path on CPU; clamp where it is vectorised
+_LOG_RANGE = {torch.float32: -70.0, torch.float64: -650.0}  # a scaled step whose sum for a live cell
+# falls below exp(this) is redone exactly: far enough above underflow (even flushed to zero) to be exact
 _PAIR_CHUNK = 1 << 22  # max elements of one pairwise-marginal block in the backward pass
 
 
-def _forward_alphas(em: torch.Tensor, start: torch.Tensor, trans: torch.Tensor, end: torch.Tensor):
-    """Forward algorithm on full-length chains. ``em`` is time-major ``[L, B, S]``.
+def _forward_alphas(em: torch.Tensor, start: torch.Tensor, trans: torch.Tensor, exact: bool = False):
+    """Forward algorithm on full-length chains: ``alphas[L, B, S]`` from time-major ``em[L, B, S]``.
 
-    Returns ``(alphas[L, B, S], log_z[B], exp_trans[S, S], em + colmax)``.
+    The scaled recursion keeps, per step, the log of the scaled sum ``log r`` (``alpha - max - colmax - x``).
+    If a cell that matters (``em != NEG``) got ``log r < _LOG_RANGE``, float32 may have dropped its mass;
+    then the pass is redone with ``exact`` log-sum-exp steps.
     """
+    alphas = torch.empty_like(em)
+    out, em_t = alphas.unbind(0), em.unbind(0)
+    a = torch.add(start, em[0], out=out[0])
+    if exact:
+        for t in range(1, em.shape[0]):
+            a = torch.logsumexp(a.unsqueeze(2) + trans, 1, out=out[t]).add_(em_t[t])
+        return alphas
     cmax = trans.amax(0)
     exp_trans = torch.exp(trans - cmax)
     emc = em + cmax
-    alphas = torch.empty_like(em)
-    out, emc_t = alphas.unbind(0), emc.unbind(0)
-    a = torch.add(start, em[0], out=out[0])
+    shifts = torch.zeros_like(em[:, :, :1])
+    shift, emc_t = shifts.unbind(0), emc.unbind(0)
     for t in range(1, em.shape[0]):
-        m = a.amax(1, keepdim=True)
+        m = torch.amax(a, 1, keepdim=True, out=shift[t])
         a = torch.log(torch.mm(torch.exp(a - m), exp_trans), out=out[t]).add_(m).add_(emc_t[t])
-    return alphas, torch.logsumexp(a + end, 1), exp_trans, emc
+    if bool((((alphas - shifts - emc) < _LOG_RANGE[em.dtype]) & (em != NEG))[1:].any()):
+        return _forward_alphas(em, start, trans, exact=True)
+    return alphas
 
 
-def _backward_betas(emc: torch.Tensor, exp_trans: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
-    """Backward algorithm: ``betas[t, b, i]`` = log-sum of scores of all continuations after tag ``i``."""
-    L, B, S = emc.shape
-    betas = torch.empty_like(emc)
-    out, emc_t = betas.unbind(0), emc.unbind(0)
+def _backward_betas(em: torch.Tensor, trans: torch.Tensor, end: torch.Tensor, exact: bool = False):
+    """Backward algorithm: ``betas[t, b, i]`` = log-sum of the scores of all continuations after tag ``i``.
+
+    Same scaling and fallback as :func:`_forward_alphas`; checked cells are real tags at positions
+    followed by a real position (at the last real position ``beta`` is just the end score).
+    """
+    L, B, S = em.shape
+    betas = torch.empty_like(em)
+    out, em_t = betas.unbind(0), em.unbind(0)
     b = out[L - 1].copy_(end.expand(B, S))
-    exp_trans_t = exp_trans.t()
+    if exact:
+        for t in range(L - 1, 0, -1):
+            b = torch.logsumexp(trans + (em_t[t] + b).unsqueeze(1), 2, out=out[t - 1])
+        return betas
+    rmax = trans.amax(1)
+    exp_trans_t = torch.exp(trans - rmax.unsqueeze(1)).t()
+    shifts = torch.zeros_like(em[:, :, :1])
+    shift = shifts.unbind(0)
     for t in range(L - 1, 0, -1):
-        v = emc_t[t] + b
-        m = v.amax(1, keepdim=True)
-        b = torch.log(torch.mm(torch.exp(v - m), exp_trans_t), out=out[t - 1]).add_(m)
+        v = em_t[t] + b
+        m = torch.amax(v, 1, keepdim=True, out=shift[t - 1])
+        b = torch.log(torch.mm(torch.exp(v - m), exp_trans_t), out=out[t - 1]).add_(m).add_(rmax)
+    real_next = (em[1:, :, -1] == NEG).unsqueeze(2)  # the stop state is impossible at real positions
+    if bool(((betas - shifts - rmax)[:-1, :, :-1] < _LOG_RANGE[em.dtype]).logical_and_(real_next).any()):
+        return _backward_betas(em, trans, end, exact=True)
     return betas
 
 
@@ -82,26 +110,25 @@ class _LogPartition(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, em, start, trans, end):  # type: ignore[override]
-        alphas, log_z, exp_trans, emc = _forward_alphas(em, start, trans, end)
-        ctx.saved = (alphas, log_z, exp_trans, emc, trans, end)
+        alphas = _forward_alphas(em, start, trans)
+        log_z = torch.logsumexp(alphas[-1] + end, 1)
+        ctx.saved = (em, trans, end, alphas, log_z)
         return log_z
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, g):  # type: ignore[override]
-        alphas, log_z, exp_trans, emc, trans, end = ctx.saved
-        del ctx.saved
-        betas = _backward_betas(emc, exp_trans, end)
+        em, trans, end, alphas, log_z = ctx.saved
+        betas = _backward_betas(em, trans, end)
         L, B, S = alphas.shape
         z = log_z.view(1, B, 1)
         mu = (alphas + betas - z).clamp_min_(_LOG_TINY).exp_()  # unary marginals
         grad_trans = torch.zeros_like(trans)
-        shifted = trans - trans.amax(0)
-        right = emc[1:] + betas[1:] - z  # [L-1, B, S]
+        right = em[1:] + betas[1:] - z  # [L-1, B, S]
         step = max(1, _PAIR_CHUNK // max(1, B * S * S))
         for t0 in range(0, L - 1, step):  # pairwise marginals, summed over time then weighted by g
             pair = alphas[:-1][t0:t0 + step].unsqueeze(3) + right[t0:t0 + step].unsqueeze(2)
-            pair = pair.add_(shifted).clamp_min_(_LOG_TINY).exp_().sum(0)
+            pair = pair.add_(trans).clamp_min_(_LOG_TINY).exp_().sum(0)
             grad_trans += (g @ pair.view(B, S * S)).view(S, S)
         return mu * g.view(1, B, 1), g @ mu[0], grad_trans, g @ mu[-1]
 
@@ -212,15 +239,7 @@ class LinearChainCRF(nn.Module):
         """
         mask = self._check(emissions, mask)
         with autocast_off(emissions):
-            return self._log_partition(*self._chain(emissions, mask))
-
-    @staticmethod
-    def _log_partition(em_s, start_s, trans_s, end_s) -> torch.Tensor:
-        log_z = _LogPartition.apply(em_s, start_s, trans_s, end_s)
-        if em_s.dtype == torch.float32 and not bool(torch.isfinite(log_z).all()):
-            # only with absurd score ranges (>80 nats between allowed moves): redo in float64
-            log_z = _LogPartition.apply(em_s.double(), start_s.double(), trans_s.double(), end_s.double()).float()
-        return log_z
+            return _LogPartition.apply(*self._chain(emissions, mask))
 
     def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Unnormalised score of the tag sequences ``tags`` (``[B, L]``; padded positions ignored), ``[B]``."""
@@ -252,7 +271,7 @@ class LinearChainCRF(nn.Module):
         mask = self._check(emissions, mask, tags)
         with autocast_off(emissions):
             chain = self._chain(emissions, mask)
-            nll = self._log_partition(*chain) - self._score(*chain, tags, mask)
+            nll = _LogPartition.apply(*chain) - self._score(*chain, tags, mask)
         if reduction == "sum":
             return nll.sum()
         if reduction == "mean":
@@ -268,9 +287,9 @@ class LinearChainCRF(nn.Module):
         mask = self._check(emissions, mask)
         with torch.enable_grad(), autocast_off(emissions):
             em_s, start_s, trans_s, end_s = (x.detach().requires_grad_() for x in self._chain(emissions, mask))
-            log_z = self._log_partition(em_s, start_s, trans_s, end_s)
+            log_z = _LogPartition.apply(em_s, start_s, trans_s, end_s)
             (grad,) = torch.autograd.grad(log_z.sum(), em_s)
-        return grad[:, :, : self.num_tags].transpose(0, 1)
+        return grad[:, :, : self.num_tags].transpose(0, 1) * mask.unsqueeze(2)
 
     @torch.no_grad()
     def viterbi(self, emissions: torch.Tensor, mask: torch.Tensor | None = None,

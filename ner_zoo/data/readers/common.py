@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Iterable
+from typing import TypeVar
 
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import TagScheme
 from ner_zoo.errors import DataFormatError
+
+F = TypeVar("F", bound=Callable)
+
+
+def gc_paused(fn: F) -> F:
+    """Run ``fn`` with the cyclic garbage collector off: readers build millions of small acyclic objects,
+    and collections triggered by them took about half of the reading time."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return wrapper  # type: ignore[return-value]
 
 
 class SentenceList(list):
@@ -31,7 +53,7 @@ class SentenceList(list):
         self.notes = dict(notes or {})
 
 
-def read_text(path: "str | os.PathLike[str]", encoding: str | None = None) -> tuple[str, str]:
+def read_text(path: str | os.PathLike[str], encoding: str | None = None) -> tuple[str, str]:
     """Read a whole text file with line endings normalised to ``\\n``.
 
     Args:
@@ -65,7 +87,7 @@ def read_text(path: "str | os.PathLike[str]", encoding: str | None = None) -> tu
     return text, used
 
 
-def expand_paths(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]", pattern: str) -> list[Path]:
+def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], pattern: str) -> list[Path]:
     """A file, a folder (its files matching ``pattern``, sorted) or an iterable of files -> list of files."""
     if isinstance(paths, (str, os.PathLike)):
         p = Path(paths)

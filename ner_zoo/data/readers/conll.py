@@ -10,10 +10,10 @@ models that emit tags need to know it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
-from ner_zoo.data.readers.common import SentenceList, read_text
+from ner_zoo.data.readers.common import SentenceList, gc_paused, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import OUTSIDE, TagScheme, detect_scheme, split_tag, tags_to_spans
 from ner_zoo.errors import DataFormatError
@@ -92,9 +92,9 @@ def _bad_tag(tags: Sequence[str], path: object, start: int) -> None:
         split_tag(t, path, start + j)
 
 
-def read_conll_with_scheme(path: "str | os.PathLike[str]", token_column: int = 0, label_column: int | None = -1,
-                           columns: dict[str, int] | None = None, scheme: "str | TagScheme | None" = None,
-                           encoding: str | None = None, doc_separator: "str | tuple[str, ...] | None" = "-DOCSTART-",
+def read_conll_with_scheme(path: str | os.PathLike[str], token_column: int = 0, label_column: int | None = -1,
+                           columns: dict[str, int] | None = None, scheme: str | TagScheme | None = None,
+                           encoding: str | None = None, doc_separator: str | tuple[str, ...] | None = "-DOCSTART-",
                            strict_columns: bool = True, allow_empty: bool = False, delimiter: str | None = None,
                            single_doc: bool = False, raise_on_empty_sentence: bool = False
                            ) -> tuple[SentenceList, TagScheme | None]:
@@ -104,9 +104,10 @@ def read_conll_with_scheme(path: "str | os.PathLike[str]", token_column: int = 0
     return sents, sents.scheme
 
 
-def read_conll(path: "str | os.PathLike[str]", token_column: int = 0, label_column: int | None = -1,
-               columns: dict[str, int] | None = None, scheme: "str | TagScheme | None" = None,
-               encoding: str | None = None, doc_separator: "str | tuple[str, ...] | None" = "-DOCSTART-",
+@gc_paused
+def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column: int | None = -1,
+               columns: dict[str, int] | None = None, scheme: str | TagScheme | None = None,
+               encoding: str | None = None, doc_separator: str | tuple[str, ...] | None = "-DOCSTART-",
                strict_columns: bool = True, allow_empty: bool = False, delimiter: str | None = None,
                single_doc: bool = False, raise_on_empty_sentence: bool = False) -> SentenceList:
     """Read a CoNLL column file into sentences with gold spans.
@@ -185,8 +186,7 @@ def read_conll(path: "str | os.PathLike[str]", token_column: int = 0, label_colu
                 raise
             tagged.append(labels)
         if has_docs:
-            if doc < 0:  # sentences before the first separator form document 0
-                doc = 0
+            doc = max(doc, 0)  # sentences before the first separator form document 0
             doc_id = f"{name}:{doc}"
         elif single_doc:
             doc_id = f"{name}:0"
@@ -201,7 +201,8 @@ def read_conll(path: "str | os.PathLike[str]", token_column: int = 0, label_colu
     return out
 
 
-def read_prediction_conll(path: "str | os.PathLike[str]", encoding: str | None = None
+@gc_paused
+def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = None
                           ) -> tuple[list[list[str]], list[list[str]]]:
     """Read a prediction file (``token ... gold predicted`` per line, as conlleval takes) back.
 

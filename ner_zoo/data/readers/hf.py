@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from ner_zoo.data.readers.common import SentenceList
+from ner_zoo.data.readers.common import SentenceList, gc_paused
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import OUTSIDE, TagScheme, detect_scheme, tags_to_spans
 from ner_zoo.errors import DataFormatError
@@ -16,7 +17,7 @@ _BUILDERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".jsonlin
 _SAVED_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 
 
-def _load(name_or_path: "str | os.PathLike[str]", split: str, cache_dir: str | None) -> Any:
+def _load(name_or_path: str | os.PathLike[str], split: str, cache_dir: str | None) -> Any:
     import datasets  # slow import: only when this reader is used
 
     p = Path(name_or_path)
@@ -49,7 +50,8 @@ def _strings(values: list, names: list[str] | None, field: str, where: str) -> l
         try:
             return [[names[v] for v in row] for row in values]
         except (IndexError, TypeError):
-            raise DataFormatError(f"field {field!r} holds a value outside its {len(names)} class names", where) from None
+            raise DataFormatError(f"field {field!r} holds a value outside its {len(names)} class names",
+                                  where) from None
     for row in values:
         if row and not isinstance(row[0], str):
             raise DataFormatError(f"field {field!r} holds {type(row[0]).__name__} values and has no ClassLabel "
@@ -57,8 +59,9 @@ def _strings(values: list, names: list[str] | None, field: str, where: str) -> l
     return values
 
 
-def read_hf(name_or_path: "str | os.PathLike[str]", split: str = "train", tokens_field: str = "tokens",
-            tags_field: str | None = "ner_tags", scheme: "str | TagScheme | None" = None,
+@gc_paused
+def read_hf(name_or_path: str | os.PathLike[str], split: str = "train", tokens_field: str = "tokens",
+            tags_field: str | None = "ner_tags", scheme: str | TagScheme | None = None,
             tag_names: Sequence[str] | None = None, columns: dict[str, str] | None = None,
             cache_dir: str | None = None) -> SentenceList:
     """Read a token-classification split from the Hugging Face hub or a local file.

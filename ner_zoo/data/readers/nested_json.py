@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ner_zoo.data.readers.common import SentenceList, read_text
+from ner_zoo.data.readers.common import SentenceList, gc_paused, read_text
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import DataFormatError
 
@@ -192,7 +192,8 @@ def _lal(records, path, name, dedupe) -> list[Sentence]:
 _READERS = {"genia": _genia, "dygie": _dygie, "lal": _lal}
 
 
-def read_nested_json(path: "str | os.PathLike[str]", shape: str | None = None, duplicates: str = "drop",
+@gc_paused
+def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, duplicates: str = "drop",
                      encoding: str | None = None) -> SentenceList:
     """Read a span-annotated JSON corpus (nested spans allowed).
 

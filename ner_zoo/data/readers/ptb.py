@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-from ner_zoo.data.readers.common import SentenceList, expand_paths, read_text
+from ner_zoo.data.readers.common import SentenceList, expand_paths, gc_paused, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import DataFormatError
 
@@ -65,7 +65,40 @@ def _parse_mrg(text: str, path: object) -> list[tuple[int, list[str], list[str]]
     return trees
 
 
-def read_ptb_mrg(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]",
+def _parse_pos(text: str, path: object) -> list[tuple[int, list[str], list[str]]]:
+    """``[(first line, words, tags)]`` per sentence of a ``.pos`` file (see :func:`read_ptb_pos`)."""
+    sents: list[tuple[int, list[str], list[str]]] = []
+    words: list[str] = []
+    tags: list[str] = []
+    start = 0
+    in_bracket = False
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if line.startswith("====="):
+            if words:
+                sents.append((start, words, tags))
+                words, tags = [], []
+            continue
+        for item in line.split():
+            if item == "[" or item == "]":
+                in_bracket = item == "["
+                continue
+            word, slash, tag = item.rpartition("/")
+            if not slash or not word or not tag:
+                raise DataFormatError(f"item {item!r} is not word/TAG", path, lineno)
+            if not words:
+                start = lineno
+            words.append(word.replace("\\/", "/"))
+            tags.append(tag)
+            if tag == "." and not in_bracket:
+                sents.append((start, words, tags))
+                words, tags = [], []
+    if words:
+        sents.append((start, words, tags))
+    return sents
+
+
+@gc_paused
+def read_ptb_mrg(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                  encoding: str | None = None) -> SentenceList:
     """Read Penn Treebank bracketed trees (``.mrg``) as POS-tagged sentences.
 
@@ -88,7 +121,8 @@ def read_ptb_mrg(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str
     return out
 
 
-def read_ptb_pos(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]",
+@gc_paused
+def read_ptb_pos(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                  encoding: str | None = None) -> SentenceList:
     """Read original PTB tagged text (``.pos``: ``word/TAG`` items, ``[ ]`` base-NP brackets).
 
@@ -109,44 +143,12 @@ def read_ptb_pos(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str
     out = SentenceList(path=paths)
     for f in files:
         text, out.encoding = read_text(f, encoding)
-        index = 0
-        words: list[str] = []
-        tags: list[str] = []
-        start = 0
-        in_bracket = False
-
-        def close() -> None:
-            nonlocal index, words, tags
-            if words:
-                out.append(Sentence(words, [], {"pos": tags}, f.stem, index, f"{f}:{start}"))
-                index += 1
-                words, tags = [], []
-
-        for lineno, line in enumerate(text.split("\n"), 1):
-            if line.startswith("====="):
-                close()
-                continue
-            for item in line.split():
-                if item == "[":
-                    in_bracket = True
-                    continue
-                if item == "]":
-                    in_bracket = False
-                    continue
-                word, slash, tag = item.rpartition("/")
-                if not slash or not word or not tag:
-                    raise DataFormatError(f"item {item!r} is not word/TAG", f, lineno)
-                if not words:
-                    start = lineno
-                words.append(word.replace("\\/", "/"))
-                tags.append(tag)
-                if tag == "." and not in_bracket:
-                    close()
-        close()
+        for index, (line, words, tags) in enumerate(_parse_pos(text, f)):
+            out.append(Sentence(words, [], {"pos": tags}, f.stem, index, f"{f}:{line}"))
     return out
 
 
-def read_ptb(paths: "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]",
+def read_ptb(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
              encoding: str | None = None) -> SentenceList:
     """Read ``.mrg`` or ``.pos`` files, chosen by suffix (a folder is read as ``.mrg`` if it has any).
 
