@@ -34,7 +34,11 @@ def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, 
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     args = ([subcommand] if subcommand else []) + ["--config", str(path)]
-    return NERZooCLI(args=args, run=subcommand is not None)
+    argv, sys.argv = sys.argv, ["ner-zoo"]  # LightningCLI warns when pytest's own argv is present
+    try:
+        return NERZooCLI(args=args, run=subcommand is not None)
+    finally:
+        sys.argv = argv
 
 
 class ModelBattery:

@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks import ModelCheckpoint
@@ -19,15 +20,19 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.training.base import NERModule
+from ner_zoo.training.records import RunRecorder
 
 
 class LogConfigCallback(SaveConfigCallback):
     """Save ``config.yaml`` in the run folder and log the resolved config to every logger."""
 
     def save_config(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
-        config = self.parser.dump(self.config, skip_none=False, format="json")
+        config = json.loads(self.parser.dump(self.config, format="json"))
         for logger in trainer.loggers:
             logger.log_hyperparams({"config": config})
+        for callback in trainer.callbacks:
+            if isinstance(callback, RunRecorder):
+                callback.config = config
 
 
 def wandb_has_key() -> bool:
@@ -55,6 +60,9 @@ class NERZooCLI(LightningCLI):
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.link_arguments("data.vocabs", "model.init_args.vocabs", apply_on="instantiate")
         parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")
+        parser.add_lightning_class_args(RunRecorder, "record")
+        parser.add_argument("--variant", type=Optional[str], default=None,
+                            help="name of an ablation/variant, recorded in results.json for `ner-zoo compare`")
         parser.add_argument("--test_after_fit", type=bool, default=False,
                             help="after fit, test the best checkpoint (on val/f1) on the test split")
         parser.set_defaults({

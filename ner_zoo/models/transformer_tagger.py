@@ -1,0 +1,128 @@
+"""Transformer tagger baseline: J. Devlin, M.-W. Chang, K. Lee, K. Toutanova. *BERT: Pre-training of Deep
+Bidirectional Transformers for Language Understanding.* NAACL 2019 (Section 5.3, CoNLL-2003 NER).
+
+This is the "BERT" row the papers of the zoo compare against: CoNLL-2003 test F1 92.80 (BERT-large, quoted
+by HCR, Luo et al. 2020, and MIN, Li et al. 2021), and in MIN's table also WNUT-17 46.10 and JNLPBA 75.24.
+Devlin et al. classify the first sub-word of each word with a softmax over the tags and fine-tune
+everything; ``use_crf: true`` (the default of the zoo's taggers) adds a linear-chain CRF.
+
+Map to code: ``h = TransformerEncoder(words)`` (word states pooled from sub-words,
+:mod:`ner_zoo.modules.transformer`), optional casing embedding ``x = [h; c]`` (for uncased encoders such
+as the offline MiniLM), emissions ``P = W dropout(x) + b``, then CRF or softmax
+(:class:`~ner_zoo.training.tagger.SequenceTagger`). Pretrained weights take ``pretrained_lr``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence
+
+import torch
+from lightning.pytorch.utilities import rank_zero_warn
+from torch import nn
+
+from ner_zoo.data.batching import Batch
+from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
+from ner_zoo.modules.transformer import MINILM, DocumentContext, LayerSpec, TransformerEncoder
+from ner_zoo.training.tagger import SequenceTagger
+
+CASING = "casing"  # key of the casing ids in ``Batch.features``
+
+
+class CasingCollator:
+    """The default collator plus casing ids of every token in ``batch.features["casing"]`` (picklable)."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __call__(self, items: Sequence) -> Batch:
+        batch = self.base(items)
+        batch.features[CASING] = casing_tensor(batch)
+        return batch
+
+
+def casing_tensor(batch: Batch) -> torch.Tensor:
+    """Casing class ids ``[B, L]`` of the batch's tokens (0 on padding)."""
+    ids = torch.zeros(batch.mask.shape, dtype=torch.long)
+    for i, s in enumerate(batch.sentences):
+        ids[i, :len(s)] = torch.as_tensor(casing_ids(s.tokens), dtype=torch.long)
+    return ids
+
+
+class TransformerTagger(SequenceTagger):
+    """Pretrained transformer -> word states (+ casing embedding) -> dropout -> linear -> CRF (or softmax).
+
+    Args:
+        vocabs: linked from the data module.
+        model: Hugging Face id (e.g. ``bert-base-cased``, online only) or local directory; default the
+            offline MiniLM-L6 (uncased) package.
+        pooling: sub-words -> word: ``first`` (Devlin et al.), ``mean`` or ``max``.
+        max_subwords_per_word: keep at most N sub-words of a word.
+        layers: ``last``, a layer index, a list of indices (concatenated), ``mean_last4`` or ``scalar_mix``.
+        window_stride: stride of the overlapping windows over sentences longer than the model maximum
+            (``None``: half a window).
+        context: neighbouring sentences of the same document on each side fed as context (FLERT-style;
+            0: sentence only). Read from the data module's splits, or from :meth:`add_context`.
+        freeze: keep the transformer fixed (feature extraction).
+        casing_dim: size of a casing-class embedding concatenated to the word states (0: none).
+        dropout: dropout on the word features before the output layer.
+        **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
+    """
+
+    def __init__(self, vocabs: dict | None = None, model: str = MINILM,
+                 pooling: Literal["first", "mean", "max"] = "first", max_subwords_per_word: int = 16,
+                 layers: LayerSpec = "last", window_stride: int | None = None, context: int = 0,
+                 freeze: bool = False, casing_dim: int = 0, dropout: float = 0.1, **kwargs: Any):
+        super().__init__(vocabs=vocabs, **kwargs)
+        self.save_hyperparameters(logger=False)
+        self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
+                                          layers=layers, window_stride=window_stride, context=context,
+                                          freeze=freeze)
+        self.casing = CasingEmbedding(casing_dim) if casing_dim > 0 else None
+        self.dropout = nn.Dropout(dropout)
+        self.projection = nn.Linear(self.encoder.output_dim + casing_dim, self.num_tags)
+        self.doc_context = DocumentContext()
+        self._warned_context = False
+
+    # data ------------------------------------------------------------------------------------------------
+    @property
+    def collate(self):
+        """Collate function used by the data module and ``predict``: casing ids added when needed."""
+        base = self.vocabs.collator()
+        return CasingCollator(base) if self.casing is not None else base
+
+    def add_context(self, sentences: Sequence) -> None:
+        """Make ``sentences`` available as document context (by ``doc_id``/``index``)."""
+        self.doc_context.add(sentences)
+
+    def setup(self, stage: str) -> None:
+        if self.encoder.context <= 0:
+            return
+        datamodule = getattr(self.trainer, "datamodule", None)
+        splits = {"fit": ("train", "dev"), "validate": ("dev",)}.get(stage, ("test",))
+        for split in splits if hasattr(datamodule, "sentences") else ():
+            try:
+                self.add_context(datamodule.sentences(split))
+            except FileNotFoundError:
+                pass
+
+    def on_predict_start(self) -> None:
+        if self.encoder.context > 0:
+            loaders = self.trainer.predict_dataloaders
+            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
+                self.add_context(getattr(loader.dataset, "sentences", ()))
+
+    # model -----------------------------------------------------------------------------------------------
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        left = right = None
+        if self.encoder.context > 0:
+            if not len(self.doc_context) and not self._warned_context:
+                rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
+                self._warned_context = True
+            left, right = self.doc_context.get(batch.sentences, self.encoder.context)
+        x, _ = self.encoder([s.tokens for s in batch.sentences], batch.mask.device, left, right)
+        if self.casing is not None:
+            ids = batch.features.get(CASING)
+            if ids is None:  # a batch from another collate function
+                ids = casing_tensor(batch).to(batch.mask.device)
+            x = torch.cat([x, self.casing(ids).float()], dim=-1)
+        return self.projection(self.dropout(x))

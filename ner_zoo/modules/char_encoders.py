@@ -1,0 +1,105 @@
+"""Character-level word encoders: a char BiLSTM (Lample et al., 2016) and a char CNN (Ma & Hovy, 2016).
+
+Both take character ids ``[B, L, C]`` (0 = padding; a word's characters left-aligned, padding words all
+zero) and return one vector per word, ``[B, L, output_dim]``, zero for padding words. Only real words
+are encoded: they are gathered from the batch first, so cost follows the number of words, not ``B*L``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from ner_zoo.modules.precision import autocast_off, to_fp32
+
+
+def _real_words(chars: torch.Tensor, padding_idx: int):
+    """``(flat word index [N], char ids [N, C'], lengths [N])`` of the non-empty words, ``C'`` = longest."""
+    if chars.dim() != 3:
+        raise ValueError(f"char ids must be [batch, words, chars], got shape {tuple(chars.shape)}")
+    flat = chars.reshape(-1, chars.shape[-1])
+    lengths = (flat != padding_idx).sum(1)
+    index = lengths.nonzero().squeeze(1)
+    lengths = lengths[index]
+    width = int(lengths.max()) if index.numel() else 0
+    return index, flat[index, :width], lengths
+
+
+def _scatter_words(chars: torch.Tensor, index: torch.Tensor, vectors: torch.Tensor, dim: int) -> torch.Tensor:
+    B, L = chars.shape[:2]
+    out = vectors.new_zeros(B * L, dim)
+    out[index] = vectors
+    return out.view(B, L, dim)
+
+
+class CharBiLSTM(nn.Module):
+    """Char embeddings -> BiLSTM; a word is its final forward and backward states concatenated.
+
+    Args:
+        num_chars: size of the character vocabulary (id 0 is padding).
+        char_dim: character embedding size.
+        hidden: LSTM size per direction; ``output_dim = 2 * hidden``.
+        dropout: dropout on the character embeddings.
+        padding_idx: the padding char id.
+    """
+
+    def __init__(self, num_chars: int, char_dim: int = 25, hidden: int = 25, dropout: float = 0.0,
+                 padding_idx: int = 0):
+        super().__init__()
+        self.padding_idx = padding_idx
+        self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=padding_idx)
+        self.dropout = nn.Dropout(dropout)
+        self.lstm = nn.LSTM(char_dim, hidden, batch_first=True, bidirectional=True)
+        self.output_dim = 2 * hidden
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        """``[B, L, C]`` char ids -> ``[B, L, 2 * hidden]`` (fp32; zero rows for padding words)."""
+        index, words, lengths = _real_words(chars, self.padding_idx)
+        if index.numel() == 0:
+            return self.embedding.weight.new_zeros(*chars.shape[:2], self.output_dim)
+        x = self.dropout(self.embedding(words))
+        with autocast_off(x):  # no bf16 LSTM kernels on many CPUs; fp32 everywhere for one code path
+            packed = pack_padded_sequence(to_fp32(x), lengths.cpu(), batch_first=True, enforce_sorted=False)
+            _, (h, _) = self.lstm(packed)  # h: [2, N, hidden], already in the input order
+            vectors = torch.cat([h[0], h[1]], 1)
+        return _scatter_words(chars, index, vectors, self.output_dim)
+
+
+class CharCNN(nn.Module):
+    """Char embeddings -> 1-D convolution -> max over the word's characters.
+
+    Args:
+        num_chars: size of the character vocabulary (id 0 is padding).
+        char_dim: character embedding size.
+        filters: number of filters; ``output_dim = filters``.
+        kernel: window width (odd; the word is zero-padded by ``kernel // 2`` on both sides).
+        dropout: dropout on the character embeddings.
+        tanh: apply ``tanh`` to the convolution (as in Ma & Hovy's implementation) before pooling.
+        padding_idx: the padding char id.
+    """
+
+    def __init__(self, num_chars: int, char_dim: int = 30, filters: int = 30, kernel: int = 3,
+                 dropout: float = 0.0, tanh: bool = True, padding_idx: int = 0):
+        super().__init__()
+        if kernel < 1 or kernel % 2 == 0:
+            raise ValueError(f"kernel must be a positive odd number, got {kernel}")
+        self.padding_idx = padding_idx
+        self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=padding_idx)
+        self.dropout = nn.Dropout(dropout)
+        self.conv = nn.Conv1d(char_dim, filters, kernel, padding=kernel // 2)
+        self.tanh = tanh
+        self.output_dim = filters
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        """``[B, L, C]`` char ids -> ``[B, L, filters]`` (zero rows for padding words)."""
+        index, words, lengths = _real_words(chars, self.padding_idx)
+        if index.numel() == 0:
+            return self.embedding.weight.new_zeros(*chars.shape[:2], self.output_dim)
+        x = self.dropout(self.embedding(words))  # [N, C', D]; padding chars embed to 0
+        h = self.conv(x.transpose(1, 2))  # [N, F, C']
+        if self.tanh:
+            h = torch.tanh(h)
+        inside = torch.arange(words.shape[1], device=words.device) < lengths.unsqueeze(1)  # [N, C']
+        h = h.masked_fill(~inside.unsqueeze(1), float("-inf")).amax(2)
+        return _scatter_words(chars, index, h, self.output_dim)

