@@ -104,7 +104,8 @@ def main() -> None:
     rows = []
     for shape in SHAPES:
         rows += bench_shape(*shape, runs=args.runs, warmup=args.warmup)
-    print(f"torch {torch.__version__}, {args.threads} threads, median of {args.runs} runs after {args.warmup} warm-up\n")
+    print(f"torch {torch.__version__}, {args.threads} threads, median of {args.runs} runs after "
+          f"{args.warmup} warm-up\n")
     print("| case (B x L x T) | ner_zoo ms | pytorch-crf ms | ratio ours/theirs |")
     print("|---|---:|---:|---:|")
     for name, ours_ms, theirs_ms in rows:

@@ -31,7 +31,8 @@ def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, 
     config = {"model": model, "data": data, "trainer": {**TINY_TRAINER, **(trainer or {}),
                                                         "default_root_dir": str(tmp_path)},
               "checkpoint": {"dirpath": str(tmp_path / "ckpt"), "filename": "best"}}
-    path = tmp_path / "config.yaml"
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "input-config.yaml"
     path.write_text(yaml.safe_dump(config))
     args = ([subcommand] if subcommand else []) + ["--config", str(path)]
     argv, sys.argv = sys.argv, ["ner-zoo"]  # LightningCLI warns when pytest's own argv is present

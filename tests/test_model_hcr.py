@@ -33,6 +33,8 @@ class TestHCR(ModelBattery):
 class TestHCRBase(ModelBattery):  # IntNet-BiLSTM-CRF: both levels off
     model = tiny_hcr(sentence_level=False, document_level=False)
 
+    test_print_config = None  # same class and arguments as TestHCR
+
 
 class TestHCRVariants(ModelBattery):  # Eq. 13 fusion, mean pooling, dot scores, ring overflow, shared embedder
     model = tiny_hcr(fusion="state", sentence_pooling="mean", compatibility="scaled_dot", overflow="ring",
@@ -128,7 +130,8 @@ def test_memory_checkpoint_and_frozen_evaluation(tmp_path):
     train = cli.datamodule.sentences("train")
     assert memory.split_start.tolist() == [0, len(train), len(train), len(train)]  # training tokens only
     assert memory.written.all()  # every slot of the training tokens was written
-    ckpt = Path(cli.trainer.checkpoint_callback.last_model_path)
+    ckpt = tmp_path / "end.ckpt"
+    cli.trainer.save_checkpoint(ckpt)
     loaded = type(model).load_from_checkpoint(ckpt, weights_only=False).eval()
     for name, buf in memory.named_buffers():
         torch.testing.assert_close(getattr(loaded.memory, name), buf, msg=name)
@@ -176,7 +179,24 @@ def test_memory_warmup_zeroes_the_output(tmp_path):
 ABLATIONS = sorted(p.name for p in (CONFIGS / "ablations").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("ablation", [None, *ABLATIONS])
+def test_ablation_files_name_real_arguments():
+    import inspect
+
+    import yaml
+
+    from ner_zoo.models.hcr import HCR
+
+    params = set(inspect.signature(HCR.__init__).parameters) | {"pretrained_lr", "optimizer", "lr_scheduler"}
+    assert {"base.yaml", "sentence.yaml", "document.yaml", "all.yaml", "compat_dot.yaml", "compat_scaled_dot.yaml",
+            "compat_cosine.yaml", "transductive.yaml"} <= set(ABLATIONS)
+    for name in ABLATIONS:
+        config = yaml.safe_load((CONFIGS / "ablations" / name).read_text())
+        assert set(config["model"]["init_args"]) <= params, name
+        assert config["variant"] == name[:-len(".yaml")]
+
+
+@pytest.mark.parametrize("ablation", [None, "base.yaml", "sentence.yaml", "document.yaml", "compat_dot.yaml",
+                                      "mean_pooling.yaml", "eq13_fusion.yaml", "bert.yaml"])
 def test_configs_compose(tmp_path, ablation):
     from ner_zoo.cli.lightning_cli import NERZooCLI
 
@@ -192,9 +212,14 @@ def test_configs_compose(tmp_path, ablation):
     cli = NERZooCLI(args=args, run=False)
     model = cli.model
     assert type(model).__name__ == "HCR" and model.embedder.chars.output_dim == 160
-    expect = {"base.yaml": (False, False), "sentence.yaml": (True, False), "document.yaml": (False, True)}
+    expect = {"base.yaml": (False, False), "sentence.yaml": (True, False), "document.yaml": (False, True),
+              "mean_pooling.yaml": (True, False)}
     sentence, document = expect.get(ablation, (True, True))
     if ablation and ablation.startswith("compat_"):
         sentence = False
         assert model.memory.compatibility == ablation[len("compat_"):-len(".yaml")]
     assert (model.label_attention is not None, model.memory is not None) == (sentence, document)
+    if ablation == "eq13_fusion.yaml":
+        assert model.fusion == "state" and model.memory_weight == 0.7
+    if ablation == "bert.yaml":
+        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 128 + 384

@@ -47,6 +47,7 @@ def write_tiny_treebank(root: Path, files: int = 10, per_file: int = 4) -> None:
 
 class TestPSAPos(ModelBattery):
     model = TINY_MODEL
+    test_print_config = None  # same model as TestPSA; the data module's config is not PSA's concern
 
     @pytest.fixture(autouse=True)
     def _treebank(self, tmp_path_factory):

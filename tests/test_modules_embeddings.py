@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -38,10 +40,17 @@ def test_load_glove_text_and_cache(tmp_path):
     assert vecs.shape == (10, 4) and vecs.dtype == torch.float32
     torch.testing.assert_close(vecs[0], torch.tensor([0.1, 0.2, 0.3, 0.4]))
     cached = sorted(p.name for p in (tmp_path / "cache" / "glove").iterdir())
-    assert len(cached) == 2 and cached[0].startswith("tiny_glove.txt.")
+    assert len(cached) == 2
+    assert all(re.fullmatch(r"tiny_glove\.txt\.[0-9a-f]{16}\.(npy|words\.json)", c) for c in cached)
     words2, vecs2 = load_glove(str(GLOVE))  # second time from the cache
     assert words2 == words and torch.equal(vecs2, vecs)
     assert not any(p.suffix == ".npy" for p in FIX.iterdir())  # nothing written next to the data
+    copy = tmp_path / "tiny_glove.txt"  # same name, other file; then changed in place: never a stale cache
+    copy.write_text("x 1 2\n")
+    assert load_glove(copy)[0] == ["x"]
+    copy.write_text("y 1 2 3\nz 4 5 6\n")
+    os.utime(copy, ns=(1, 1))
+    assert load_glove(copy)[0] == ["y", "z"]
 
 
 def test_load_glove_word2vec_header_and_gzip(tmp_path):

@@ -137,3 +137,29 @@ def test_soft_nms_other_methods():
         soft_nms_1d(spans, scores, method="cubic")
     empty, _ = soft_nms_1d(spans[:0], scores[:0])
     assert empty.numel() == 0
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_batched_decoding_equals_per_sentence(nested):
+    from ner_zoo.modules.span_decoding import decode_batch, soft_nms_batch
+
+    rng = random.Random(3)
+    sents = [_random_candidates(rng, n) for n in (0, 1, 7, 15, 4)]
+    n = max(len(sp) for sp, _ in sents)
+    spans = torch.zeros(len(sents), n, 2, dtype=torch.long)
+    scores = torch.zeros(len(sents), n)
+    valid = torch.zeros(len(sents), n, dtype=torch.bool)
+    for b, (sp, sc) in enumerate(sents):
+        spans[b, : len(sp)] = torch.tensor(sp, dtype=torch.long).view(-1, 2)
+        scores[b, : len(sc)] = torch.tensor(sc)
+        valid[b, : len(sp)] = True
+    keep = decode_batch(spans, scores, valid, nested=nested)
+    final, rank = soft_nms_batch(spans, scores, valid)
+    for b, (sp, sc) in enumerate(sents):
+        st, stc = spans[b, : len(sp)], scores[b, : len(sc)]
+        single = (decode_nested if nested else decode_flat)(st, stc)
+        assert sorted(single.tolist()) == keep[b].nonzero().squeeze(1).tolist()
+        idx, fin = soft_nms_1d(st, stc, score_threshold=-1.0)
+        assert torch.argsort(rank[b, : len(sp)]).tolist() == idx.tolist()
+        assert torch.allclose(final[b, idx], fin)
+    assert not (keep & ~valid).any()

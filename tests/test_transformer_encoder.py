@@ -10,7 +10,7 @@ from ner_zoo.modules.transformer import DocumentContext, TransformerEncoder
 from tiny_bert import MAX_POSITIONS, tiny_bert_dir  # noqa: F401  (session fixture)
 
 TRICKY = [["Eva", "Novak", ",", "naïve", "\u200b", "Zürich-based", "zzzzzzzzzzzzzzzzzzzzzz", "."], ["x"],
-          ["", "—", "(", "EU", ")", "3.5%"]]
+          ["", "—", "(", "EU", ")", "3.5%"], ["\u200b", ""]]
 
 
 @pytest.fixture(scope="module")
@@ -181,3 +181,7 @@ def test_bad_arguments(tiny_bert_dir):  # noqa: F811
         TransformerEncoder(str(tiny_bert_dir), pooling="last")
     with pytest.raises(ValueError, match="window_stride"):
         TransformerEncoder(str(tiny_bert_dir), window_stride=1000)
+    with pytest.raises(ValueError, match="layers"):
+        TransformerEncoder(str(tiny_bert_dir), layers=[-1, 7])
+    with pytest.raises(ValueError, match="empty sentence"):
+        TransformerEncoder(str(tiny_bert_dir))([["a"], []])

@@ -149,6 +149,7 @@ class ShardSampler(DistributedSampler):
 
     def __iter__(self) -> Iterator[int]:
         order = self._order()
+
         if self.pad and self.num_replicas > 1:
             total = math.ceil(len(order) / self.num_replicas) * self.num_replicas
             order = order + order[: total - len(order)]

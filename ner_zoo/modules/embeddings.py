@@ -120,13 +120,13 @@ def _parse_glove_text(path: Path) -> tuple[list[str], np.ndarray]:
 def _cached_text_source(path: Path) -> tuple[list[str], np.ndarray]:
     st = path.stat()
     key = hashlib.sha1(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_CACHE_VERSION}".encode()).hexdigest()[:16]
-    base = cache_dir() / "glove" / f"{path.name}.{key}"
-    npy, words_json = base.with_suffix(".npy"), base.with_suffix(".words.json")
+    folder = cache_dir() / "glove"
+    npy, words_json = folder / f"{path.name}.{key}.npy", folder / f"{path.name}.{key}.words.json"
     if npy.exists() and words_json.exists():
         return json.loads(words_json.read_text(encoding="utf-8")), np.load(npy, mmap_mode="r")
     words, vectors = _parse_glove_text(path)
     try:
-        base.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         for target, write in ((npy, lambda f: np.save(f, vectors)),
                               (words_json, lambda f: f.write(json.dumps(words).encode("utf-8")))):
             tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
@@ -134,7 +134,7 @@ def _cached_text_source(path: Path) -> tuple[list[str], np.ndarray]:
                 write(f)
             os.replace(tmp, target)
     except OSError as e:
-        warnings.warn(f"could not cache parsed vectors under {base.parent}: {e}", stacklevel=3)
+        warnings.warn(f"could not cache parsed vectors under {folder}: {e}", stacklevel=3)
     return words, vectors
 
 

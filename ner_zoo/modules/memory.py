@@ -103,6 +103,7 @@ class KeyValueTokenMemory(nn.Module):
         self.register_buffer("sentence_start", torch.zeros(1, **long))  # first token of each indexed sentence
         self.register_buffer("split_start", torch.zeros(len(SPLITS) + 1, **long))  # first sentence per split
         self._deferred: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self._bounds: list[int] | None = None  # split_start as Python ints (no device sync per step)
 
     def extra_repr(self) -> str:
         return (f"words={self.num_words}, slots={self.num_slots}, key_dim={self.key_dim}, "
@@ -152,7 +153,7 @@ class KeyValueTokenMemory(nn.Module):
         self.sentence_start = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(lengths, 0)]).to(device)
         self.split_start = torch.cat([torch.zeros(1, dtype=torch.long),
                                       torch.cumsum(torch.tensor(n_sents), 0)]).to(device)
-        self._deferred = []
+        self._deferred, self._bounds = [], None
 
     @torch.no_grad()
     def reset(self) -> None:
@@ -165,8 +166,9 @@ class KeyValueTokenMemory(nn.Module):
         Raises:
             NerZooError: the sentences do not match the indexed ones (lengths differ, index out of range).
         """
-        bounds = self.split_start.tolist()
-        k = SPLITS.index(split)
+        if self._bounds is None:
+            self._bounds = self.split_start.tolist()
+        bounds, k = self._bounds, SPLITS.index(split)
         first, end = bounds[k], bounds[k + 1]
         if first == end:  # split not indexed
             return torch.full(mask.shape, -1, dtype=torch.long, device=mask.device)
@@ -181,11 +183,13 @@ class KeyValueTokenMemory(nn.Module):
         return torch.where(mask, self.token_slot[pos], -1)
 
     # query -----------------------------------------------------------------------------------------------
-    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """Row-wise compatibility of ``queries [S, D]`` and ``keys [S, D]`` -> ``[S]``."""
+    def scores(self, queries: torch.Tensor, keys: torch.Tensor, seg: torch.Tensor) -> torch.Tensor:
+        """Compatibility of ``queries [N, D]`` with ``keys [S, D]``, key ``j`` paired with query ``seg[j]``."""
         if self.compatibility == "cosine":
-            return F.cosine_similarity(queries, keys, dim=-1, eps=1e-8)
-        dot = (queries * keys).sum(-1)
+            queries = F.normalize(queries, dim=-1, eps=1e-8)
+        dot = (keys * queries.index_select(0, seg)).sum(-1)
+        if self.compatibility == "cosine":
+            return dot / keys.norm(dim=-1).clamp_min(1e-8)
         return dot / math.sqrt(self.key_dim) if self.compatibility == "scaled_dot" else dot
 
     def query(self, word_ids: torch.Tensor, queries: torch.Tensor) -> torch.Tensor:
@@ -195,20 +199,22 @@ class KeyValueTokenMemory(nn.Module):
         out = queries.new_zeros(n, self.value_dim, dtype=torch.float32)
         if self.num_slots == 0 or n == 0:
             return out
-        count = self.word_count[word_ids]
+        count = self.word_count.index_select(0, word_ids)
         seg = torch.repeat_interleave(torch.arange(n, device=word_ids.device), count)  # query of each pair
         if seg.numel() == 0:
             return out
-        offset = torch.cumsum(count, 0) - count
-        slot = self.word_start[word_ids][seg] + torch.arange(len(seg), device=seg.device) - offset[seg]
-        valid = self.written[slot]
-        score = self.scores(queries.float()[seg], self.keys[slot].float()).masked_fill(~valid, float("-inf"))
+        offset = torch.cumsum(count, 0) - count  # (index_select: much faster than [] indexing on CPU)
+        slot = (self.word_start.index_select(0, word_ids) - offset).index_select(0, seg) + torch.arange(
+            len(seg), device=seg.device)
+        valid = self.written.index_select(0, slot)
+        keys = self.keys.index_select(0, slot).float()
+        score = self.scores(queries.float(), keys, seg).masked_fill(~valid, float("-inf"))
         top = torch.full((n,), float("-inf"), device=score.device).scatter_reduce(0, seg, score.detach(), "amax")
         top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
-        e = torch.exp(score - top[seg])  # segment softmax; invalid slots give exp(-inf) = 0
+        e = torch.exp(score - top.index_select(0, seg))  # segment softmax; invalid slots give exp(-inf) = 0
         z = torch.zeros(n, device=e.device).index_add(0, seg, e)
-        alpha = e / z.clamp_min(1e-30)[seg]
-        return out.index_add(0, seg, alpha.unsqueeze(1) * self.values[slot].float())
+        alpha = e / z.clamp_min(1e-30).index_select(0, seg)
+        return out.index_add(0, seg, alpha.unsqueeze(1) * self.values.index_select(0, slot).float())
 
     # update ----------------------------------------------------------------------------------------------
     @torch.no_grad()
@@ -263,5 +269,5 @@ class KeyValueTokenMemory(nn.Module):
             current = self._buffers[name]
             if incoming is not None and incoming.shape != current.shape:
                 self._buffers[name] = torch.empty(incoming.shape, dtype=current.dtype, device=current.device)
-        self._deferred = []
+        self._deferred, self._bounds = [], None
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)

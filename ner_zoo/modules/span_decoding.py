@@ -1,15 +1,18 @@
 """Choosing the output spans of one sentence among scored candidates.
 
-Every function takes one sentence's candidates, ``spans [N, 2]`` (start, end exclusive) and ``scores
-[N]``, and returns indices into them, so labels and any other per-candidate data follow by indexing.
+Functions take one sentence's candidates, ``spans [N, 2]`` (start, end exclusive) and ``scores [N]``,
+and return indices into them, so labels and other per-candidate data follow by indexing; the ``_batch``
+variants take padded ``[B, N, ...]`` candidates with a ``valid`` mask and return a keep mask.
 Pairwise relations come from ``[N, N]`` matrices (overlap, crossing, IoU), never from loops over pairs;
 the greedy selections loop over rounds of a vectorised update.
 
 * :func:`decode_flat`: greedy by score, no two kept spans overlap (CoNLL, OntoNotes).
 * :func:`decode_nested`: greedy by score, kept spans may nest but never cross (ACE, GENIA, KBP).
+* :func:`decode_batch`: either of the two on a padded batch ``[B, N, 2]`` at once (what models use).
 * :func:`remove_crossing`: drop every candidate that crosses another (Locate-and-Label, before NMS).
 * :func:`merge_duplicates`: one candidate per (start, end).
-* :func:`soft_nms_1d`: Soft-NMS (Bodla et al. 2017) on 1-D spans, incl. Locate-and-Label's step decay.
+* :func:`soft_nms_1d` / :func:`soft_nms_batch`: Soft-NMS (Bodla et al. 2017) on 1-D spans, incl.
+  Locate-and-Label's step decay.
 """
 
 from __future__ import annotations
@@ -23,49 +26,80 @@ from ner_zoo.modules.spans import iou_1d
 
 
 def overlap_matrix(spans: Tensor) -> Tensor:
-    """``[N, N]`` True where two spans share a token (the diagonal is True)."""
-    s, e = spans[:, 0], spans[:, 1]
-    return (s[:, None] < e[None, :]) & (s[None, :] < e[:, None])
+    """``[..., N, N]`` True where two spans share a token (the diagonal is True); ``spans [..., N, 2]``."""
+    s, e = spans[..., 0], spans[..., 1]
+    return (s[..., :, None] < e[..., None, :]) & (s[..., None, :] < e[..., :, None])
 
 
 def contains_matrix(spans: Tensor) -> Tensor:
-    """``[N, N]`` True where span ``i`` contains span ``j`` (identical spans contain each other)."""
-    s, e = spans[:, 0], spans[:, 1]
-    return (s[:, None] <= s[None, :]) & (e[None, :] <= e[:, None])
+    """``[..., N, N]`` True where span ``i`` contains span ``j`` (identical spans contain each other)."""
+    s, e = spans[..., 0], spans[..., 1]
+    return (s[..., :, None] <= s[..., None, :]) & (e[..., None, :] <= e[..., :, None])
 
 
 def crossing_matrix(spans: Tensor) -> Tensor:
-    """``[N, N]`` True where two spans overlap without either containing the other."""
+    """``[..., N, N]`` True where two spans overlap without either containing the other."""
     inside = contains_matrix(spans)
-    return overlap_matrix(spans) & ~inside & ~inside.T
+    return overlap_matrix(spans) & ~inside & ~inside.transpose(-1, -2)
 
 
-def greedy_select(scores: Tensor, conflict: Tensor) -> Tensor:
-    """Indices kept by greedy selection: best score first, skip a candidate that conflicts with a kept one.
+def same_span_matrix(spans: Tensor) -> Tensor:
+    """``[..., N, N]`` True where two candidates cover the same tokens."""
+    s, e = spans[..., 0], spans[..., 1]
+    return (s[..., :, None] == s[..., None, :]) & (e[..., :, None] == e[..., None, :])
+
+
+def greedy_select_batch(scores: Tensor, conflict: Tensor, valid: Tensor | None = None) -> Tensor:
+    """Greedy selection for a batch: best score first, skip a candidate that conflicts with a kept one.
 
     Ties keep input order. The greedy result is the unique fixed point of "keep ``j`` iff no kept
     higher-ranked ``i`` conflicts with ``j``"; iterating that map from "keep all" reaches it after at
     most ``N`` rounds (each round fixes at least one more rank), usually after a few.
 
     Args:
-        scores: ``[N]``.
-        conflict: ``[N, N]`` symmetric bool; the diagonal is ignored.
+        scores: ``[B, N]``.
+        conflict: ``[B, N, N]`` symmetric bool; the diagonal is ignored.
+        valid: ``[B, N]`` real candidates (padding is never kept nor blocks anything).
 
     Returns:
-        Kept indices, best score first.
+        Keep mask ``[B, N]``.
     """
-    n = scores.shape[0]
+    B, n = scores.shape
+    valid = torch.ones_like(scores, dtype=torch.bool) if valid is None else valid
     if n == 0:
-        return torch.zeros(0, dtype=torch.long, device=scores.device)
-    order = torch.sort(scores, descending=True, stable=True).indices
-    c = conflict[order][:, order] & torch.ones(n, n, dtype=torch.bool, device=scores.device).triu(1)
-    keep = torch.ones(n, dtype=torch.bool, device=scores.device)
+        return valid
+    order = torch.sort(scores.masked_fill(~valid, float("-inf")), dim=1, descending=True, stable=True).indices
+    rows = order.unsqueeze(2).expand(B, n, n)
+    c = conflict.gather(1, rows).gather(2, order.unsqueeze(1).expand(B, n, n))
+    c &= torch.ones(n, n, dtype=torch.bool, device=scores.device).triu(1)
+    real = valid.gather(1, order)
+    keep = real
     for _ in range(n):
-        new = ~(c & keep.unsqueeze(1)).any(0)
+        new = real & ~(c & keep.unsqueeze(2)).any(1)
         if torch.equal(new, keep):
             break
         keep = new
-    return order[keep]
+    return torch.zeros_like(keep).scatter(1, order, keep)
+
+
+def greedy_select(scores: Tensor, conflict: Tensor) -> Tensor:
+    """:func:`greedy_select_batch` for one sentence: kept indices, best score first."""
+    if scores.shape[0] == 0:
+        return torch.zeros(0, dtype=torch.long, device=scores.device)
+    keep = greedy_select_batch(scores.unsqueeze(0), conflict.unsqueeze(0))[0]
+    order = torch.sort(scores, descending=True, stable=True).indices
+    return order[keep[order]]
+
+
+def decode_batch(spans: Tensor, scores: Tensor, valid: Tensor | None = None, nested: bool = False) -> Tensor:
+    """Flat or nested greedy decoding of a padded batch of candidates, keep mask ``[B, N]``.
+
+    Args:
+        spans: ``[B, N, 2]``; scores: ``[B, N]``; valid: ``[B, N]`` real candidates.
+        nested: allow nesting (still no crossing, one candidate per span); else no overlap at all.
+    """
+    conflict = crossing_matrix(spans) | same_span_matrix(spans) if nested else overlap_matrix(spans)
+    return greedy_select_batch(scores, conflict, valid)
 
 
 def decode_flat(spans: Tensor, scores: Tensor) -> Tensor:
@@ -83,8 +117,7 @@ def decode_nested(spans: Tensor, scores: Tensor, allow_same_span: bool = False) 
     """
     conflict = crossing_matrix(spans)
     if not allow_same_span:
-        same = (spans[:, None, 0] == spans[None, :, 0]) & (spans[:, None, 1] == spans[None, :, 1])
-        conflict = conflict | same
+        conflict = conflict | same_span_matrix(spans)
     return greedy_select(scores, conflict)
 
 
@@ -134,10 +167,11 @@ def merge_duplicates(spans: Tensor, scores: Tensor, labels: Tensor, keep: Litera
     return idx, new[idx]
 
 
-def soft_nms_1d(spans: Tensor, scores: Tensor, method: Literal["step", "linear", "gaussian", "hard"] = "step",
-                iou_threshold: float = 0.6, decay: float = 0.9, sigma: float = 0.5,
-                score_threshold: float = 0.0) -> tuple[Tensor, Tensor]:
-    """Type-agnostic Soft-NMS: repeatedly take the best remaining span and decay the others' scores.
+def soft_nms_batch(spans: Tensor, scores: Tensor, valid: Tensor | None = None,
+                   method: Literal["step", "linear", "gaussian", "hard"] = "step", iou_threshold: float = 0.6,
+                   decay: float = 0.9, sigma: float = 0.5) -> tuple[Tensor, Tensor]:
+    """Type-agnostic Soft-NMS on a padded batch: repeatedly take the best remaining span of each sentence
+    and decay the scores of the others.
 
     Decay of a remaining span with IoU ``o`` to the span just taken:
 
@@ -146,37 +180,54 @@ def soft_nms_1d(spans: Tensor, scores: Tensor, method: Literal["step", "linear",
     * ``hard``: to 0 if ``o > iou_threshold`` (classic NMS).
 
     Args:
-        spans, scores: the candidates.
+        spans: ``[B, N, 2]``; scores: ``[B, N]``; valid: ``[B, N]`` real candidates.
         method, iou_threshold, decay, sigma: see above.
-        score_threshold: keep spans whose final score is ``> score_threshold`` (Locate-and-Label's delta).
 
     Returns:
-        ``(indices, final scores)`` of the kept spans, in selection order.
+        ``(final scores [B, N], rank [B, N])``: the decayed scores and the selection order (0 = first;
+        padding ranks last).
     """
-    n = scores.shape[0]
-    if n == 0:
-        return torch.zeros(0, dtype=torch.long, device=scores.device), scores
+    if method not in ("step", "linear", "gaussian", "hard"):
+        raise ValueError(f"unknown Soft-NMS method {method!r} (step, linear, gaussian, hard)")
+    B, n = scores.shape
+    valid = torch.ones_like(scores, dtype=torch.bool) if valid is None else valid
     iou = iou_1d(spans, spans)
-    s = scores.clone().float()
-    remaining = torch.ones(n, dtype=torch.bool, device=scores.device)
-    picked = []
-    for _ in range(n):
-        i = torch.where(remaining, s, float("-inf")).argmax()
-        picked.append(i)
-        remaining[i] = False
-        o = iou[i]
+    s = scores.float().clone()
+    remaining = valid.clone()
+    rank = torch.full((B, n), n, dtype=torch.long, device=scores.device)
+    rows = torch.arange(B, device=scores.device)
+    for r in range(int(valid.sum(1).max()) if n else 0):
+        i = s.masked_fill(~remaining, float("-inf")).argmax(1)  # [B]
+        live = remaining[rows, i]
+        rank[rows[live], i[live]] = r
+        remaining[rows, i] = False
+        o = iou[rows, i]  # [B, N]
         if method == "step":
             factor = torch.where(o > iou_threshold, decay, 1.0)
         elif method == "linear":
             factor = torch.where(o > iou_threshold, 1 - o, 1.0)
         elif method == "gaussian":
             factor = torch.exp(-(o ** 2) / sigma)
-        elif method == "hard":
-            factor = torch.where(o > iou_threshold, 0.0, 1.0)
         else:
+            factor = torch.where(o > iou_threshold, 0.0, 1.0)
+        s = torch.where(remaining & live.unsqueeze(1), s * factor, s)
+    return s, rank
+
+
+def soft_nms_1d(spans: Tensor, scores: Tensor, method: Literal["step", "linear", "gaussian", "hard"] = "step",
+                iou_threshold: float = 0.6, decay: float = 0.9, sigma: float = 0.5,
+                score_threshold: float = 0.0) -> tuple[Tensor, Tensor]:
+    """:func:`soft_nms_batch` for one sentence, then keep final scores ``> score_threshold`` (Locate-and-
+    Label's delta).
+
+    Returns:
+        ``(indices, final scores)`` of the kept spans, in selection order.
+    """
+    if scores.shape[0] == 0:
+        if method not in ("step", "linear", "gaussian", "hard"):
             raise ValueError(f"unknown Soft-NMS method {method!r} (step, linear, gaussian, hard)")
-        s = torch.where(remaining, s * factor, s)
-    order = torch.stack(picked)
-    final = s[order]
-    kept = final > score_threshold
-    return order[kept], final[kept].to(scores.dtype)
+        return torch.zeros(0, dtype=torch.long, device=scores.device), scores
+    final, rank = soft_nms_batch(spans.unsqueeze(0), scores.unsqueeze(0), None, method, iou_threshold, decay, sigma)
+    order = torch.argsort(rank[0])
+    kept = order[final[0, order] > score_threshold]
+    return kept, final[0, kept].to(scores.dtype)

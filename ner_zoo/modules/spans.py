@@ -165,9 +165,11 @@ def span_max_pool(states: Tensor, spans: Tensor, span_mask: Tensor | None = None
                   max_width: int | None = None) -> Tensor:
     """Max over each span's tokens, ``[B, L, D]`` x ``[B, S, 2]`` -> ``[B, S, D]`` (masked spans give 0).
 
-    A sparse table answers every range-max query with two lookups: level ``j`` holds the max over
-    ``[i, i + 2^j)``; a span of width ``w`` is the max of level ``floor(log2 w)`` at ``start`` and at
-    ``end - 2^j``. Memory is ``O(log K * B * L * D)`` instead of the ``O(B * S * K * D)`` of a gather.
+    A sparse table of arg-max positions answers every range-max query with two lookups: level ``j``
+    holds, per feature, the position of the max over ``[i, i + 2^j)``; a span of width ``w`` compares
+    level ``floor(log2 w)`` at ``start`` and at ``end - 2^j``. The table is built without autograd and
+    the result is one ``gather`` of ``states``, so backward is a single scatter. Memory is
+    ``O(log K * B * L * D)`` instead of the ``O(B * S * K * D)`` of gathering every token of every span.
 
     Args:
         states: token states.
@@ -175,7 +177,7 @@ def span_max_pool(states: Tensor, spans: Tensor, span_mask: Tensor | None = None
         span_mask: ``[B, S]`` real spans (others may hold anything).
         max_width: an upper bound on real span widths (default: computed, a host sync on GPU).
     """
-    B, L, _ = states.shape
+    B, L, D = states.shape
     start, end = spans[..., 0].long(), spans[..., 1].long()
     width = (end - start).clamp(min=1)
     if span_mask is not None:
@@ -183,19 +185,24 @@ def span_max_pool(states: Tensor, spans: Tensor, span_mask: Tensor | None = None
     if max_width is None:
         max_width = int(width.max()) if width.numel() else 1
     K = max(1, min(max_width, L))
-    levels = [states]
-    step = 1
-    while 2 * step <= K and step < L:
-        prev = levels[-1]
-        levels.append(torch.cat([torch.maximum(prev[:, :-step], prev[:, step:]), prev[:, L - step:]], 1))
-        step *= 2
-    table = torch.stack(levels)  # [J, B, L, D]
-    powers = 2 ** torch.arange(1, len(levels), device=states.device)
-    j = (width.unsqueeze(-1) >= powers).sum(-1)
-    b = torch.arange(B, device=states.device).unsqueeze(1)
-    left = table[j, b, start.clamp(0, L - 1)]
-    right = table[j, b, (end - 2 ** j).clamp(0, L - 1)]
-    out = torch.maximum(left, right)
+    with torch.no_grad():
+        values = [states.detach()]
+        where = [torch.arange(L, device=states.device, dtype=torch.int32).view(1, L, 1).expand(B, L, D)]
+        step = 1
+        while 2 * step <= K and step < L:
+            v, i = values[-1], where[-1]
+            right = v[:, step:] > v[:, :-step]
+            values.append(torch.cat([torch.where(right, v[:, step:], v[:, :-step]), v[:, L - step:]], 1))
+            where.append(torch.cat([torch.where(right, i[:, step:], i[:, :-step]), i[:, L - step:]], 1))
+            step *= 2
+        table_v, table_i = torch.stack(values), torch.stack(where)  # [J, B, L, D]
+        powers = 2 ** torch.arange(1, len(values), device=states.device)
+        j = (width.unsqueeze(-1) >= powers).sum(-1)
+        b = torch.arange(B, device=states.device).unsqueeze(1)
+        lo, hi = start.clamp(0, L - 1), (end - 2 ** j).clamp(0, L - 1)
+        take_hi = table_v[j, b, hi] > table_v[j, b, lo]
+        index = torch.where(take_hi, table_i[j, b, hi], table_i[j, b, lo]).long()
+    out = states.gather(1, index)
     if span_mask is not None:
         out = out.masked_fill(~span_mask.unsqueeze(-1), 0.0)
     return out

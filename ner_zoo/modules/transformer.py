@@ -4,9 +4,9 @@ Words are tokenised with the model's fast tokenizer (``is_split_into_words=True`
 ``word_ids()``. Every word keeps at least one sub-word (a word that tokenises to nothing, e.g. ``"\\u200b"``,
 gets the unknown token) and at most ``max_subwords_per_word``. One model input is
 ``[CLS] left-context target right-context [SEP]``: the context is trimmed symmetrically, the target never.
-A target longer than the model maximum is split into overlapping windows; each sub-word takes its state
-from the window where it is most central. Sub-words are pooled to words (first / mean / max) with scatter
-operations in fp32, so the result is safe under bf16/fp16 autocast.
+A target longer than the model maximum is split into overlapping windows (then without context); each
+sub-word takes its state from the window where it is most central. Sub-words are pooled to words (first /
+mean / max) with scatter operations in fp32, so the result is safe under bf16/fp16 autocast.
 
 :meth:`TransformerEncoder.forward` gives word states; :meth:`TransformerEncoder.encode` also gives the
 target's sub-word states (optionally of every layer) with their alignment, for span models on sub-words.
@@ -85,10 +85,12 @@ class DocumentContext:
             if s.doc_id is None or k <= 0:
                 left.append([]), right.append([])
                 continue
-            near = lambda offsets: [t for o in offsets for t in self.tokens.get((s.doc_id, s.index + o), [])]  # noqa: E731
-            left.append(near(range(-k, 0)))
-            right.append(near(range(1, k + 1)))
+            left.append(self._join(s, range(-k, 0)))
+            right.append(self._join(s, range(1, k + 1)))
         return left, right
+
+    def _join(self, s, offsets: range) -> list[str]:
+        return [t for o in offsets for t in self.tokens.get((s.doc_id, s.index + o), [])]
 
 
 class ScalarMix(nn.Module):
@@ -154,6 +156,9 @@ class TransformerEncoder(nn.Module):
         if not 1 <= self.stride <= self.budget:
             raise ValueError(f"window_stride must be in [1, {self.budget}], got {window_stride}")
         hidden, n_layers = config.hidden_size, config.num_hidden_layers + 1
+        indices = [layers] if isinstance(layers, int) else layers if isinstance(layers, list) else []
+        if not all(-n_layers <= i < n_layers for i in indices) or layers == []:
+            raise ValueError(f"layers {layers!r}: indices must be in [-{n_layers}, {n_layers - 1}] (0 = embeddings)")
         self.mix = ScalarMix(n_layers) if layers == "scalar_mix" else None
         self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1)
         self.dropout = nn.Dropout(dropout)
@@ -210,6 +215,42 @@ class TransformerEncoder(nn.Module):
                 rows += [(b, nl + s, self.budget) for s in starts]
         return rows
 
+    def _align(self, sentences: list[list[str]], left: list[list[str]], right: list[list[str]]) -> "_Alignment":
+        """All index work on the CPU: model rows, the row/column each target sub-word is read from, words."""
+        bsz = len(sentences)
+        full = [list(a) + list(s) + list(c) for a, s, c in zip(left, sentences, right)]
+        ids, gw, rank = self._subwords(full)
+        # segment of each sub-word: 0 left context, 1 target, 2 right context
+        n_words = torch.tensor([len(s) for s in full])
+        seq = torch.bucketize(gw, torch.cumsum(n_words, 0), right=True)
+        word = gw - (torch.cumsum(n_words, 0) - n_words)[seq]
+        nl_words, nt_words = torch.tensor([len(a) for a in left]), torch.tensor([len(s) for s in sentences])
+        segment = (word >= nl_words[seq]).long() + (word >= (nl_words + nt_words)[seq]).long()
+        n_sub = torch.bincount(seq * 3 + segment, minlength=3 * bsz).view(bsz, 3)
+        s_off = torch.cumsum(n_sub.sum(1), 0) - n_sub.sum(1)
+
+        # model rows; each target sub-word is read from the row where it is most central (ties: first row)
+        rows = self._plan(n_sub)
+        r_seq, r_start, r_width = (torch.tensor(c) for c in zip(*rows))
+        row_of = torch.repeat_interleave(torch.arange(len(rows)), r_width)
+        j = torch.arange(len(row_of)) - (torch.cumsum(r_width, 0) - r_width)[row_of]  # position in the row
+        flat = (s_off[r_seq] + r_start)[row_of] + j  # index into the flat sub-word arrays
+        centrality = torch.minimum(j, r_width[row_of] - 1 - j)
+        key = centrality * (len(rows) + 1) - row_of
+        tgt = segment[flat] == 1
+        key, flat_t, row_t, j_t = key[tgt], flat[tgt], row_of[tgt], j[tgt]
+        best = torch.full((len(ids),), -(2 ** 62), dtype=torch.long).scatter_reduce(0, flat_t, key, "amax")
+        win = key == best[flat_t]
+        order = torch.argsort(flat_t[win])  # back to word order
+        flat_t, src_row, src_col = flat_t[win][order], row_t[win][order], j_t[win][order] + len(self.prefix)
+
+        t_seq, nt_sub = seq[flat_t], n_sub[:, 1]
+        t_word = word[flat_t] - nl_words[t_seq]
+        return _Alignment(input_ids=self._rows(ids[flat], r_width), src_row=src_row, src_col=src_col,
+                          seq=t_seq, pos=torch.arange(len(flat_t)) - (torch.cumsum(nt_sub, 0) - nt_sub)[t_seq],
+                          word=t_word, word_index=(torch.cumsum(nt_words, 0) - nt_words)[t_seq] + t_word,
+                          first=rank[flat_t] == 0, n_words=nt_words, n_sub=nt_sub)
+
     def encode(self, sentences: list[list[str]], device: torch.device | str | None = None,
                left: list[list[str]] | None = None, right: list[list[str]] | None = None,
                hidden_states: bool | None = None) -> EncoderOutput:
@@ -225,91 +266,47 @@ class TransformerEncoder(nn.Module):
             raise ValueError("cannot encode an empty sentence")
         device = torch.device(device) if device is not None else next(self.model.parameters()).device
         want_all = self.output_hidden_states if hidden_states is None else hidden_states
-        bsz = len(sentences)
-        left = left or [[] for _ in sentences]
-        right = right or [[] for _ in sentences]
-        full = [list(a) + list(s) + list(c) for a, s, c in zip(left, sentences, right)]
-        ids, gw, rank = self._subwords(full)
+        a = self._align(sentences, left or [[]] * len(sentences), right or [[]] * len(sentences))
 
-        # segment of each sub-word: 0 left context, 1 target, 2 right context
-        n_words = torch.tensor([len(s) for s in full])
-        w_off = torch.cumsum(n_words, 0) - n_words
-        seq = torch.bucketize(gw, torch.cumsum(n_words, 0), right=True)
-        word = gw - w_off[seq]
-        nl_words = torch.tensor([len(a) for a in left])
-        nt_words = torch.tensor([len(s) for s in sentences])
-        segment = (word >= nl_words[seq]).long() + (word >= (nl_words + nt_words)[seq]).long()
-        n_sub = torch.bincount(seq * 3 + segment, minlength=3 * bsz).view(bsz, 3)
-        s_off = torch.cumsum(n_sub.sum(1), 0) - n_sub.sum(1)
-
-        # model rows, and for each target sub-word the row where it is most central
-        rows = self._plan(n_sub)
-        r_seq, r_start, r_width = (torch.tensor(c) for c in zip(*rows))
-        row_of = torch.repeat_interleave(torch.arange(len(rows)), r_width)
-        j = torch.arange(len(row_of)) - (torch.cumsum(r_width, 0) - r_width)[row_of]  # position in the row
-        flat = (s_off[r_seq] + r_start)[row_of] + j  # index into the flat sub-word arrays
-        input_ids = self._rows(ids[flat], r_width, device)
-        tgt = segment[flat] == 1
-        key = torch.minimum(j, torch.repeat_interleave(r_width, r_width) - 1 - j) * (len(rows) + 1) - row_of
-        key, flat_t, row_t, j_t = key[tgt], flat[tgt], row_of[tgt], j[tgt]
-        best = torch.full((len(ids),), -(2 ** 62), dtype=torch.long).scatter_reduce(0, flat_t, key, "amax")
-        win = key == best[flat_t]
-        flat_t, src_row, src_col = flat_t[win], row_t[win], j_t[win] + len(self.prefix)
-        order = torch.argsort(flat_t)
-        flat_t, src_row, src_col = flat_t[order], src_row[order], src_col[order]
-
-        # alignment of the target sub-words (sorted by word, as the flat arrays are)
-        t_seq, t_rank = seq[flat_t], rank[flat_t]
-        t_word = word[flat_t] - nl_words[t_seq]
-        nt_sub = n_sub[:, 1]
-        t_pos = torch.arange(len(flat_t)) - (torch.cumsum(nt_sub, 0) - nt_sub)[t_seq]
-        t_gw = (torch.cumsum(nt_words, 0) - nt_words)[t_seq] + t_word
-
-        # transformer
-        attention = input_ids != -1
-        input_ids = input_ids.masked_fill(~attention, self.tokenizer.pad_token_id or 0)
+        attention = a.input_ids != -1
+        input_ids = a.input_ids.masked_fill(~attention, self.tokenizer.pad_token_id or 0).to(device)
         need_all = want_all or self.layers != "last"
         with torch.set_grad_enabled(torch.is_grad_enabled() and not self.freeze):
-            out = self.model(input_ids=input_ids, attention_mask=attention.long(), output_hidden_states=need_all)
+            out = self.model(input_ids=input_ids, attention_mask=attention.long().to(device),
+                             output_hidden_states=need_all)
         layers = out.hidden_states if need_all else (out.last_hidden_state,)
-        mixed = self._mix(layers)
-        src_row, src_col = src_row.to(device), src_col.to(device)
-        sub = mixed[src_row, src_col].float()  # [G, D]
+        src_row, src_col = a.src_row.to(device), a.src_col.to(device)
+        sub = self._mix(layers)[src_row, src_col].float()  # target sub-words [G, D], in word order
 
-        # pooling to words
-        t_gw_d = t_gw.to(device)
-        n_words_t = int(nt_words.sum())
+        # pooling to words, in fp32
+        n = int(a.n_words.sum())
+        index = a.word_index.to(device)
+        counts = torch.bincount(a.word_index, minlength=n)
         if self.pooling == "first":
-            words = sub[(t_rank == 0).to(device)]
+            words = sub[a.first.to(device)]
         elif self.pooling == "mean":
-            counts = torch.bincount(t_gw, minlength=n_words_t).to(device).unsqueeze(1)
-            words = sub.new_zeros(n_words_t, sub.size(1)).index_add(0, t_gw_d, sub) / counts
+            words = sub.new_zeros(n, sub.size(1)).index_add(0, index, sub) / counts.to(device).unsqueeze(1)
         else:
-            index = t_gw_d.unsqueeze(1).expand_as(sub)
-            words = sub.new_zeros(n_words_t, sub.size(1)).scatter_reduce(0, index, sub, "amax", include_self=False)
+            words = sub.new_zeros(n, sub.size(1)).scatter_reduce(0, index.unsqueeze(1).expand_as(sub), sub, "amax",
+                                                                 include_self=False)
 
-        lmax, smax = int(nt_words.max()), int(nt_sub.max())
-        w_seq = torch.repeat_interleave(torch.arange(bsz), nt_words)
-        w_pos = torch.arange(n_words_t) - (torch.cumsum(nt_words, 0) - nt_words)[w_seq]
-        w_index, s_index = (w_seq * lmax + w_pos).to(device), (t_seq * smax + t_pos).to(device)
-        word_mask = torch.arange(lmax) < nt_words.unsqueeze(1)
-        subword_mask = torch.arange(smax) < nt_sub.unsqueeze(1)
-        word_ids = torch.full((bsz * smax,), -1, dtype=torch.long)
-        word_ids[t_seq * smax + t_pos] = t_word
-        first = torch.zeros(n_words_t, dtype=torch.long).scatter_reduce(0, t_gw, t_pos, "amin", include_self=False)
-        last = torch.zeros(n_words_t, dtype=torch.long).scatter_reduce(0, t_gw, t_pos, "amax", include_self=False)
-        place = lambda v, n, index: v.new_zeros(bsz * n, *v.shape[1:]).index_copy(0, index, v).view(bsz, n, *v.shape[1:])  # noqa: E731
+        # back to padded [B, L] / [B, S] layouts
+        bsz, lmax, smax = len(sentences), int(a.n_words.max()), int(a.n_sub.max())
+        w_seq = torch.repeat_interleave(torch.arange(bsz), a.n_words)
+        w_slot = w_seq * lmax + torch.arange(n) - (torch.cumsum(a.n_words, 0) - a.n_words)[w_seq]
+        s_slot = a.seq * smax + a.pos
+        start = a.pos[a.first]
         all_layers = None
         if want_all:
-            all_layers = tuple(place(h[src_row, src_col].float(), smax, s_index) for h in layers)
+            all_layers = tuple(_pad(h[src_row, src_col].float(), s_slot, bsz, smax) for h in layers)
         return EncoderOutput(
-            word_states=self.dropout(place(words, lmax, w_index)),
-            word_mask=word_mask.to(device),
-            subword_states=self.dropout(place(sub, smax, s_index)),
-            subword_mask=subword_mask.to(device),
-            word_ids=word_ids.view(bsz, smax).to(device),
-            word_start=place(first, lmax, w_index.cpu()).to(device),
-            word_end=(place(last + 1, lmax, w_index.cpu())).to(device),
+            word_states=self.dropout(_pad(words, w_slot, bsz, lmax)),
+            word_mask=(torch.arange(lmax) < a.n_words.unsqueeze(1)).to(device),
+            subword_states=self.dropout(_pad(sub, s_slot, bsz, smax)),
+            subword_mask=(torch.arange(smax) < a.n_sub.unsqueeze(1)).to(device),
+            word_ids=_pad(a.word, s_slot, bsz, smax, fill=-1).to(device),
+            word_start=_pad(start, w_slot, bsz, lmax).to(device),
+            word_end=_pad(start + counts, w_slot, bsz, lmax).to(device),
             hidden_states=all_layers,
         )
 
@@ -321,11 +318,11 @@ class TransformerEncoder(nn.Module):
         return out.word_states, out.word_mask
 
     # helpers -----------------------------------------------------------------------------------------
-    def _rows(self, ids: torch.Tensor, widths: torch.Tensor, device: torch.device) -> torch.Tensor:
+    def _rows(self, ids: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
         """``prefix + ids[row] + suffix`` per row, padded with -1."""
         pre, suf = torch.tensor(self.prefix, dtype=torch.long), torch.tensor(self.suffix, dtype=torch.long)
         parts = [torch.cat([pre, chunk, suf]) for chunk in torch.split(ids, widths.tolist())]
-        return nn.utils.rnn.pad_sequence(parts, batch_first=True, padding_value=-1).to(device)
+        return nn.utils.rnn.pad_sequence(parts, batch_first=True, padding_value=-1)
 
     def _mix(self, layers: tuple[torch.Tensor, ...]) -> torch.Tensor:
         spec = self.layers
@@ -338,3 +335,25 @@ class TransformerEncoder(nn.Module):
         if isinstance(spec, int):
             return layers[spec]
         return torch.cat([layers[i].float() for i in spec], dim=-1)
+
+
+@dataclass
+class _Alignment:
+    """CPU index tensors of one batch; per target sub-word (in word order) unless said otherwise."""
+
+    input_ids: torch.Tensor  # model rows [R, W], -1 on padding
+    src_row: torch.Tensor  # row and column of the model output it is read from
+    src_col: torch.Tensor
+    seq: torch.Tensor  # sentence
+    pos: torch.Tensor  # position among the sentence's sub-words
+    word: torch.Tensor  # word in the sentence
+    word_index: torch.Tensor  # word in the batch (flat)
+    first: torch.Tensor  # first sub-word of its word
+    n_words: torch.Tensor  # per sentence
+    n_sub: torch.Tensor  # per sentence
+
+
+def _pad(values: torch.Tensor, slots: torch.Tensor, bsz: int, n: int, fill: float = 0) -> torch.Tensor:
+    """Rows of ``values`` placed at flat ``slots`` of a ``[bsz, n, ...]`` tensor filled with ``fill``."""
+    out = values.new_full((bsz * n, *values.shape[1:]), fill)
+    return out.index_copy(0, slots.to(values.device), values).view(bsz, n, *values.shape[1:])

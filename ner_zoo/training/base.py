@@ -89,6 +89,14 @@ class NERModule(pl.LightningModule):
     def test_step(self, batch: Batch, batch_idx: int) -> None:
         self._eval_step(batch, "test")
 
+    # Metric states are reset when an evaluation starts, not only after it: a model handed between processes
+    # (ddp_spawn) or reused after an interrupted loop must never carry counts into a new evaluation.
+    def on_validation_epoch_start(self) -> None:
+        self.metrics["val"].reset()
+
+    def on_test_epoch_start(self) -> None:
+        self.metrics["test"].reset()
+
     def on_validation_epoch_end(self) -> None:
         self._log_metric("val")
 

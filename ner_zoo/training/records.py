@@ -121,9 +121,11 @@ class RunRecorder(Callback):
         self._write(trainer)
 
     def _write(self, trainer: pl.Trainer) -> None:
-        if not self.enabled or not trainer.is_global_zero:
+        if not self.enabled:
             return
-        target = self._target(trainer)
+        target = self._target(trainer)  # trainer.log_dir is a collective under DDP: every rank calls it
+        if not trainer.is_global_zero:
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target) as f:
             json.dump(self.record, f, indent=1, default=str)

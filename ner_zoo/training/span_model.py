@@ -19,7 +19,7 @@ from ner_zoo.data.batching import Batch, Collator
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
 from ner_zoo.metrics import SpanF1ByLength
-from ner_zoo.modules.span_decoding import decode_flat, decode_nested
+from ner_zoo.modules.span_decoding import decode_batch
 from ner_zoo.training.base import NERModule
 
 
@@ -141,14 +141,17 @@ class SpanModel(NERModule):
         keep = mask & (label > 0)
         if threshold is not None:
             keep &= score > threshold
-        spans, keep, score, label = spans.cpu(), keep.cpu(), score.cpu(), label.cpu()
+        # gather the candidates of each sentence to the front, then decode the padded batch at once
+        n = int(keep.sum(1).max()) if keep.numel() else 0
+        pick = torch.sort(keep.byte(), dim=1, descending=True, stable=True).indices[:, :n]
+        valid = keep.gather(1, pick)
+        cand = spans.gather(1, pick.unsqueeze(-1).expand(-1, -1, 2))
+        score, label = score.gather(1, pick), label.gather(1, pick)
+        chosen = decode_batch(cand, score, valid, nested=self.nested)
         names = self.vocabs.labels
         out = []
-        for b in range(spans.shape[0]):
-            idx = keep[b].nonzero().squeeze(1)
-            sp, sc, lab = spans[b, idx], score[b, idx], label[b, idx]
-            chosen = decode_nested(sp, sc) if self.nested else decode_flat(sp, sc)
-            out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k in zip(sp[chosen].tolist(), lab[chosen].tolist())))
+        for row_spans, row_labels, row_keep in zip(cand.tolist(), label.tolist(), chosen.tolist()):
+            out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k, ok in zip(row_spans, row_labels, row_keep) if ok))
         return out
 
     # metrics ------------------------------------------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""End-to-end CLI: fit -> run record -> predict from the checkpoint alone in a fresh process -> score."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from battery import build
+
+MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
+         "init_args": {"word_dim": 16, "hidden": 16,
+                       "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
+                       "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 64}}
+
+
+def ner_zoo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", *args], capture_output=True, text=True,
+                         cwd=cwd, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fit")
+    cli = build(MODEL, DATA, tmp, trainer={"max_epochs": 2}, subcommand="fit")
+    cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path="best")
+    return cli, Path(cli.trainer.checkpoint_callback.best_model_path), tmp
+
+
+def test_run_record_written(trained):
+    cli, ckpt, tmp = trained
+    records = list(tmp.rglob("results.json"))
+    assert len(records) == 1
+    rec = json.loads(records[0].read_text())
+    assert rec["model"] == "BiLSTMCRF" and rec["data"] == "SampleCorpus" and rec["seed"] == 42
+    assert rec["best_checkpoint"] == str(ckpt) and len(rec["epoch_seconds"]) == 2
+    assert rec["config"]["model"]["init_args"]["hidden"] == 16 and rec["config_hash"]
+    assert 0 <= rec["test"]["f1"] <= 1 and "f1/PER" in rec["test"]
+
+
+def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
+    cli, ckpt, _ = trained
+    from ner_zoo.cli.predict import predict
+    from ner_zoo.data.writers import write_conll
+
+    sentences = cli.datamodule.sentences("test")[:30]
+    expected = predict(cli.model.eval(), sentences, batch_size=4, accelerator="cpu")
+    gold_file = tmp_path / "input.conll"
+    write_conll(gold_file, sentences, [s.spans for s in sentences], with_gold=False)  # token + gold tag
+    out = tmp_path / "pred.conll"
+    ner_zoo("predict", "--ckpt_path", str(ckpt), "--input", str(gold_file), "--output", str(out),
+            "--accelerator", "cpu")
+    from ner_zoo.data.readers import read_prediction_conll
+    from ner_zoo.data.tagging import tags_to_spans
+
+    gold_tags, pred_tags = read_prediction_conll(out)
+    assert [tags_to_spans(t) for t in pred_tags] == [list(p) for p in expected]
+    assert [tags_to_spans(t) for t in gold_tags] == [s.spans for s in sentences]
+    report = ner_zoo("score", str(out)).stdout
+    assert "processed" in report and "FB1" in report
+
+
+def test_predict_raw_text_to_jsonl(trained, tmp_path):
+    _, ckpt, _ = trained
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Anna Berg visited Paris on Monday .\n\nShares of Globex rose .\n")
+    out = tmp_path / "raw.jsonl"
+    ner_zoo("predict", "--ckpt_path", str(ckpt), "--input", str(raw), "--output", str(out),
+            "--output_format", "jsonl", "--accelerator", "cpu")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [len(x["tokens"]) for x in lines] == [7, 5]
+    for x in lines:
+        for start, end, label in x["pred_spans"]:
+            assert 0 <= start < end <= len(x["tokens"]) and label in ("LOC", "MISC", "ORG", "PER")
+
+
+def test_data_stats_and_compare(trained, tmp_path, sample_dir):
+    _, _, fit_dir = trained
+    out = ner_zoo("data", "stats", "samplecorpus").stdout
+    assert "| train | 400 |" in out.replace(",", "")
+    out = ner_zoo("data", "stats", "--files", f"train={sample_dir / 'train.conll'}").stdout
+    assert "| train |" in out
+    table = ner_zoo("compare", str(fit_dir), "--only-runs").stdout
+    assert "BiLSTMCRF" in table and "SampleCorpus" in table
+    csv = ner_zoo("compare", str(fit_dir), "--format", "csv").stdout
+    assert csv.startswith("model,dataset") and "not yet run" in csv
+
+
+def test_print_config_is_reusable(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"model": MODEL, "data": DATA}))
+    printed = ner_zoo("fit", "--config", str(path), "--print_config").stdout
+    again = tmp_path / "again.yaml"
+    again.write_text(printed)
+    ner_zoo("fit", "--config", str(again), "--print_config")
+    assert "checkpoint:" in printed and "val/f1" in printed
