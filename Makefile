@@ -7,6 +7,7 @@ TORCH  ?= torch==2.13.0
 export WANDB_MODE ?= offline
 export WANDB_SILENT ?= true
 export TOKENIZERS_PARALLELISM ?= false
+export OMP_NUM_THREADS ?= 1
 export NER_ZOO_DATA ?= $(abspath ../shared/data)
 
 .PHONY: install quickstart test test-all bench lint clean

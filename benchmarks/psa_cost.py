@@ -3,8 +3,8 @@
 Models (paper sizes, word vectors 50d as in our configs): char BiLSTM 30 -> 2 x 50, word BiLSTM 2 x 150,
 CRF over BIOES tags; PSA adds fusion layer #1 (d = 150) and #2 (d = 300). The baseline is PSA with both
 fusion layers off (identical to ``BiLSTMCRF``). One training step = forward, CRF NLL, backward, gradient
-clipping at 5, SGD with momentum 0.9. All models run the same batches in the same process, interleaved
-batch by batch; each cell is the median over timed rounds after warm-up.
+clipping at 5, SGD with momentum 0.9. All models run the same batches in the same process, taking turns
+round by round; each cell is the median over the timed rounds (mean step time within a round) after warm-up.
 
 Part 1 times CoNLL-2003 training batches (batch 10, length-bucketed as in the configs) when
 ``$NER_ZOO_DATA/conll2003`` exists, else the bundled sample corpus; it also estimates seconds per epoch.
@@ -13,7 +13,8 @@ of the attention; on CUDA it also reports peak memory. Prints markdown tables; t
 ``psa_ratio_real=<x>`` (PSA time / baseline time on part 1).
 
 Usage: ``python benchmarks/psa_cost.py [--device cpu|cuda] [--lengths 10 20 40 80 160] [--rounds 5]
-[--batches 30] [--threads N] [--bf16]``
+[--batches 30] [--threads N] [--bf16]``. On a shared 2-core CPU pass ``--threads 1``
+(with more threads than free cores, the intra-op threads spin and every step gets many times slower).
 """
 
 from __future__ import annotations

@@ -6,13 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread is faster, and parallel tests don't thrash
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+torch.set_num_threads(1)
 
 DATA_ROOT = Path(os.environ.get("NER_ZOO_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 

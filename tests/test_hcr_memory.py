@@ -217,7 +217,6 @@ def test_ddp_writes_keep_ranks_identical(tmp_path):
 
 # real data -----------------------------------------------------------------------------------------------------
 @pytest.mark.corpus
-@pytest.mark.slow
 def test_conll2003_index():
     from ner_zoo.data import CoNLL2003
 

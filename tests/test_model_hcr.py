@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import lightning.pytorch as pl
 import pytest
 import torch
 
@@ -98,10 +99,11 @@ def test_label_attention_weights(tmp_path):
             torch.testing.assert_close(alone[0], beta[i, :n])
         s, _ = model.label_attention(words, torch.ones(*batch.mask.shape, 4), batch.mask)
         torch.testing.assert_close(s, torch.ones(len(items), 4))  # a convex combination of the states
-    mean = model.label_attention.pooling = "mean"
-    assert mean
+    model.label_attention.pooling = "mean"  # the ablation: uniform weights over the real tokens
     beta = model.label_attention.weights(words, batch.mask)
-    torch.testing.assert_close(beta[batch.mask], (1 / batch.mask.sum(1, keepdim=True).float()).expand_as(beta)[batch.mask])
+    uniform = (1 / batch.mask.sum(1, keepdim=True).float()).expand_as(beta)
+    torch.testing.assert_close(beta[batch.mask], uniform[batch.mask])
+    assert (beta[~batch.mask] == 0).all()
 
 
 def test_label_embeddings_start_at_tag_means(tmp_path):
@@ -195,15 +197,18 @@ def test_ablation_files_name_real_arguments():
         assert config["variant"] == name[:-len(".yaml")]
 
 
-@pytest.mark.parametrize("ablation", [None, "base.yaml", "sentence.yaml", "document.yaml", "compat_dot.yaml",
-                                      "mean_pooling.yaml", "eq13_fusion.yaml", "bert.yaml"])
-def test_configs_compose(tmp_path, ablation):
+@pytest.mark.parametrize("main, ablation", [
+    ("conll2003.yaml", None), ("conll2002_es.yaml", None), ("ontonotes5.yaml", "base.yaml"),
+    *[("conll2003.yaml", a) for a in ("sentence.yaml", "document.yaml", "compat_dot.yaml", "mean_pooling.yaml",
+                                       "eq13_fusion.yaml", "bert.yaml")]])
+def test_configs_compose(tmp_path, main, ablation):
     from ner_zoo.cli.lightning_cli import NERZooCLI
 
     data = tmp_path / "data.yaml"
-    data.write_text("data:\n  class_path: ner_zoo.data.SampleCorpus\n  init_args: {max_sentences: 20}\n"
+    data.write_text("data:\n  class_path: ner_zoo.data.SampleCorpus\n"
+                    "  init_args: {max_sentences: 20, embeddings: null}\n"
                     "model:\n  init_args: {embeddings: null}\ntrainer: {logger: false}\n")
-    args = ["--config", str(CONFIGS / "conll2003.yaml")]
+    args = ["--config", str(CONFIGS / main)]
     if ablation:
         args += ["--config", str(CONFIGS / "ablations" / ablation)]
     args += ["--config", str(data), "--trainer.default_root_dir", str(tmp_path)]
@@ -219,7 +224,35 @@ def test_configs_compose(tmp_path, ablation):
         sentence = False
         assert model.memory.compatibility == ablation[len("compat_"):-len(".yaml")]
     assert (model.label_attention is not None, model.memory is not None) == (sentence, document)
+    assert model.embedder.words.output_dim == (64 if main == "conll2002_es.yaml" else 50)
     if ablation == "eq13_fusion.yaml":
         assert model.fusion == "state" and model.memory_weight == 0.7
     if ablation == "bert.yaml":
-        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 128 + 384
+        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 384 + 128
+
+
+# DDP through Lightning ----------------------------------------------------------------------------------------
+class DumpMemory(pl.Callback):
+    """Saves each rank's memory at the end of training (for the DDP test)."""
+
+    def __init__(self, out: str):
+        self.out = out
+
+    def on_train_end(self, trainer, pl_module):
+        torch.save({k: v.cpu() for k, v in pl_module.memory.state_dict().items()}, f"{self.out}.{trainer.global_rank}")
+
+
+@pytest.mark.ddp
+@pytest.mark.slow
+def test_lightning_ddp_keeps_memory_identical(tmp_path):
+    out = str(tmp_path / "memory")
+    strategy = {"class_path": "lightning.pytorch.strategies.DDPStrategy",
+                "init_args": {"start_method": "spawn", "broadcast_buffers": False}}
+    callback = {"class_path": f"{__name__}.DumpMemory", "init_args": {"out": out}}
+    build(tiny_hcr(transductive=True), copy.deepcopy(SAMPLE_DATA), tmp_path, subcommand="fit",
+          trainer={"max_epochs": 2, "devices": 2, "strategy": strategy, "callbacks": [callback]})
+    states = [torch.load(f"{out}.{rank}") for rank in range(2)]
+    for name in states[0]:
+        assert torch.equal(states[0][name], states[1][name]), name
+    train_end = int(states[0]["sentence_start"][int(states[0]["split_start"][1])])
+    assert states[0]["written"][states[0]["token_slot"][:train_end].clamp_min(0)].all()

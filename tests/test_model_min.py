@@ -15,7 +15,7 @@ import yaml
 from battery import SAMPLE_DATA, ModelBattery, build
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Span
-from ner_zoo.models.min import boundary_tags, min_targets, type_tag_names, type_tags
+from ner_zoo.models.min import boundary_tags, type_tag_names, type_tags
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask, pointer_targets, segment_information
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
@@ -204,6 +204,15 @@ def test_transformer_features(tmp_path, tiny_bert_dir):  # noqa: F811
     assert {id(p) for p in groups[1]["params"]} == {id(p) for p in model.transformer.model.parameters()}
     model.train().compute_loss(model.collate(items)).backward()
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.transformer.parameters())
+    # the checkpoint rebuilds the transformer from the saved config
+    cli = build(tiny(transformer=transformer), copy.deepcopy(SAMPLE_DATA), tmp_path / "fit",
+                trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1}, subcommand="fit")
+    trained = cli.model.eval()
+    loaded = type(trained).load_from_checkpoint(cli.trainer.checkpoint_callback.best_model_path,
+                                                weights_only=False).eval()
+    batch = trained.collate(items)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.emissions(batch), trained.emissions(batch))
 
 
 # configs ---------------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, ModelBattery, build
-from ner_zoo.data.batching import Batch
 from ner_zoo.models.psa import PSA, ContextFusion, PositionAwareSelfAttention, relative_index
 
 ROOT = Path(__file__).resolve().parents[1]

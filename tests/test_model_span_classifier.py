@@ -87,3 +87,14 @@ def test_length_metrics_logged(tmp_path):
     metrics = cli.trainer.callback_metrics
     assert "val/f1" in metrics and "val/f1/len=1" in metrics and "val/support/len=2" in metrics
     assert metrics["val/support/len=2"] > 0
+
+
+def test_warns_about_gold_spans_beyond_max_width(tmp_path):
+    from types import SimpleNamespace
+
+    cli = _cli(tmp_path, max_width=1)
+    model = cli.model
+    model._trainer = SimpleNamespace(datamodule=cli.datamodule)  # setup() only reads trainer.datamodule
+    with pytest.warns(UserWarning, match=r"longer than max_width=1"):
+        model.setup("fit")
+    model._trainer = None

@@ -191,7 +191,7 @@ class MIN(SequenceTagger):
                  fusion_hidden: int | None = None, type_loss_weight: float = 1.0, boundary_loss_weight: float = 1.0,
                  label_loss_weight: float = 0.0, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
-        self.save_hyperparameters(logger=False, ignore=["transformer"])
+        self.save_hyperparameters(logger=False)
         self.embeddings_source = embeddings
         self.use_boundary, self.use_type = use_boundary, use_type
         self.use_interaction = use_interaction and use_boundary and use_type

@@ -65,14 +65,17 @@ class TransformerTagger(SequenceTagger):
         freeze: keep the transformer fixed (feature extraction).
         casing_dim: size of a casing-class embedding concatenated to the word states (0: none).
         dropout: dropout on the word features before the output layer.
-        **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
+        pretrained_lr: learning rate of the transformer (the ``optimizer``'s lr applies to the new layers);
+            ``None``: one learning rate for all.
+        **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``.
     """
 
     def __init__(self, vocabs: dict | None = None, model: str = MINILM,
                  pooling: Literal["first", "mean", "max"] = "first", max_subwords_per_word: int = 16,
                  layers: LayerSpec = "last", window_stride: int | None = None, context: int = 0,
-                 freeze: bool = False, casing_dim: int = 0, dropout: float = 0.1, **kwargs: Any):
-        super().__init__(vocabs=vocabs, **kwargs)
+                 freeze: bool = False, casing_dim: int = 0, dropout: float = 0.1,
+                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+        super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
         self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
                                           layers=layers, window_stride=window_stride, context=context,

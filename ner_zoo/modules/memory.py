@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ner_zoo.errors import NerZooError
+from ner_zoo.modules.precision import autocast_off
 
 COMPATIBILITY = ("cosine", "dot", "scaled_dot")
 OVERFLOW = ("first", "ring")
@@ -173,9 +174,9 @@ class KeyValueTokenMemory(nn.Module):
         if first == end:  # split not indexed
             return torch.full(mask.shape, -1, dtype=torch.long, device=mask.device)
         sent = indices.to(self.sentence_start.device) + first
-        lengths = mask.sum(1)
-        if bool((sent >= end).any()) or bool((self.sentence_start[sent + 1] - self.sentence_start[sent]
-                                              != lengths).any()):
+        inside = sent.clamp(max=end - 1)
+        stored = self.sentence_start[inside + 1] - self.sentence_start[inside]
+        if bool(((sent >= end) | (stored != mask.sum(1))).any()):  # one device sync
             raise NerZooError(f"the memory index was built from other {split} sentences (sentence index or length "
                               "differs); rebuild it from the data being trained on")
         pos = self.sentence_start[sent].unsqueeze(1) + torch.arange(mask.shape[1], device=mask.device)
@@ -214,7 +215,10 @@ class KeyValueTokenMemory(nn.Module):
         e = torch.exp(score - top.index_select(0, seg))  # segment softmax; invalid slots give exp(-inf) = 0
         z = torch.zeros(n, device=e.device).index_add(0, seg, e)
         alpha = e / z.clamp_min(1e-30).index_select(0, seg)
-        return out.index_add(0, seg, alpha.unsqueeze(1) * self.values.index_select(0, slot).float())
+        # r_i = sum_j alpha_ij v_j as one fused op: the [pairs, value_dim] products are never materialised
+        with autocast_off(alpha):
+            r = F.embedding_bag(slot, self.values, offset, mode="sum", per_sample_weights=alpha.to(self.values.dtype))
+        return r.float()
 
     # update ----------------------------------------------------------------------------------------------
     @torch.no_grad()

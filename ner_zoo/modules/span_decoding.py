@@ -4,7 +4,7 @@ Functions take one sentence's candidates, ``spans [N, 2]`` (start, end exclusive
 and return indices into them, so labels and other per-candidate data follow by indexing; the ``_batch``
 variants take padded ``[B, N, ...]`` candidates with a ``valid`` mask and return a keep mask.
 Pairwise relations come from ``[N, N]`` matrices (overlap, crossing, IoU), never from loops over pairs;
-the greedy selections loop over rounds of a vectorised update.
+the greedy selections loop over ranks, each round vectorised over the candidates and the batch.
 
 * :func:`decode_flat`: greedy by score, no two kept spans overlap (CoNLL, OntoNotes).
 * :func:`decode_nested`: greedy by score, kept spans may nest but never cross (ACE, GENIA, KBP).
@@ -52,9 +52,9 @@ def same_span_matrix(spans: Tensor) -> Tensor:
 def greedy_select_batch(scores: Tensor, conflict: Tensor, valid: Tensor | None = None) -> Tensor:
     """Greedy selection for a batch: best score first, skip a candidate that conflicts with a kept one.
 
-    Ties keep input order. The greedy result is the unique fixed point of "keep ``j`` iff no kept
-    higher-ranked ``i`` conflicts with ``j``"; iterating that map from "keep all" reaches it after at
-    most ``N`` rounds (each round fixes at least one more rank), usually after a few.
+    Ties keep input order. Candidates are sorted once; then one round per rank decides that rank for
+    every sentence at once from the conflict matrix (``N`` rounds of ``O(B * N)`` work), which bounds the
+    cost even when an untrained model proposes every span.
 
     Args:
         scores: ``[B, N]``.
@@ -69,16 +69,12 @@ def greedy_select_batch(scores: Tensor, conflict: Tensor, valid: Tensor | None =
     if n == 0:
         return valid
     order = torch.sort(scores.masked_fill(~valid, float("-inf")), dim=1, descending=True, stable=True).indices
-    rows = order.unsqueeze(2).expand(B, n, n)
-    c = conflict.gather(1, rows).gather(2, order.unsqueeze(1).expand(B, n, n))
-    c &= torch.ones(n, n, dtype=torch.bool, device=scores.device).triu(1)
+    c = conflict.gather(1, order.unsqueeze(2).expand(B, n, n)).gather(2, order.unsqueeze(1).expand(B, n, n))
     real = valid.gather(1, order)
-    keep = real
-    for _ in range(n):
-        new = real & ~(c & keep.unsqueeze(2)).any(1)
-        if torch.equal(new, keep):
-            break
-        keep = new
+    keep = torch.zeros_like(real)
+    keep[:, 0] = real[:, 0]
+    for r in range(1, n):
+        keep[:, r] = real[:, r] & ~(c[:, :r, r] & keep[:, :r]).any(1)
     return torch.zeros_like(keep).scatter(1, order, keep)
 
 

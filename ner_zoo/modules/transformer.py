@@ -161,7 +161,7 @@ class TransformerEncoder(nn.Module):
             raise ValueError(f"layers {layers!r}: indices must be in [-{n_layers}, {n_layers - 1}] (0 = embeddings)")
         self.mix = ScalarMix(n_layers) if layers == "scalar_mix" else None
         self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
         if freeze:
             self.model.requires_grad_(False)
 
