@@ -5,7 +5,7 @@
 * ``decode_batch`` (conflict matrices, vectorised fixed-point rounds, one call per batch of 32
   sentences) and ``decode_nested`` (the same per sentence) vs a pure-Python greedy loop over pairs.
 
-Usage: ``python benchmarks/span_ops.py [--device cpu|cuda] [--repeat N]``. Prints markdown tables; the
+Usage: ``python benchmarks/span_ops.py [--device cpu|cuda] [--repeat N] [--threads N]``. Prints markdown tables; the
 ratio column is peer time / ours (> 1: ours is faster). Peak memory is reported on CUDA only.
 """
 
@@ -101,14 +101,19 @@ def decode_table(repeat):
                                for i in range(0, len(sents), 32)], repeat, "cpu")
         t1, _ = timed(lambda: [decode_nested(spans[b], scores[b]) for b in range(len(sents))], repeat, "cpu")
         t2, _ = timed(lambda: [naive_nested(sp, sc) for sp, sc in sents], repeat, "cpu")
-        print(f"| {n} | {len(sents)} (batches of 32) | {1e3 * t0:.1f} | {1e3 * t1:.1f} | {1e3 * t2:.1f} | {t2 / t0:.2f} |")
+        print(f"| {n} | {len(sents)} (batches of 32) | {1e3 * t0:.1f} | {1e3 * t1:.1f} | {1e3 * t2:.1f} "
+              f"| {t2 / t0:.2f} |")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (1 avoids OpenMP stalls on an oversubscribed machine)")
     a = p.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
     print(f"device: {a.device}, torch {torch.__version__}, threads {torch.get_num_threads()}\n")
     pool_table(a.device, a.repeat)
     decode_table(a.repeat)

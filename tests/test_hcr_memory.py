@@ -229,3 +229,21 @@ def test_conll2003_index():
     assert int(mem.word_count.max()) == 500 and len(mem.token_slot) == sum(len(s) for s in train)
     assert mem.num_slots == int(torch.bincount(torch.tensor([i for s in train for i in vocab.lookup_indices(s.tokens)]),
                                                minlength=len(vocab))[2:].clamp(max=500).sum())
+
+
+def test_stage_then_commit_after_backward():
+    mem = _memory()
+    _write_all(mem, keys=torch.randn(3, 4, 3))
+    mask = _mask(TRAIN)
+    slots = mem.slots_of("train", torch.arange(3), mask)
+    q = torch.randn(2, 3, requires_grad=True)
+    out = mem.query(torch.tensor([2, 3]), q)
+    mem.stage(slots, torch.zeros(3, 4, 3), torch.full((3, 4, 2), -5.0))
+    assert not (mem.values == -5).any()  # nothing applied before commit
+    out.sum().backward()  # the query's graph reads the values it saw
+    mem.commit()
+    assert (mem.values == -5).all() and mem._staged == []
+    out = mem.query(torch.tensor([2]), q[:1])
+    mem.write(slots, torch.zeros(3, 4, 3), torch.zeros(3, 4, 2))  # an in-place write before backward ...
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()  # ... is caught by autograd rather than giving wrong gradients

@@ -15,6 +15,7 @@ import yaml
 from battery import SAMPLE_DATA, ModelBattery, build
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Span
+from ner_zoo.errors import DataFormatError
 from ner_zoo.models.min import boundary_tags, type_tag_names, type_tags
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask, pointer_targets, segment_information
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
@@ -55,9 +56,9 @@ def test_pointer_targets_adjacent_single_end_and_padding():
 def test_pointer_targets_window_and_errors():
     target = pointer_targets([[Span(0, 4, "X"), Span(5, 6, "Y")]], [6], window=3)
     assert target.tolist() == [[IGNORE, 6, 6, 6, 6, 5]]  # a 4-word entity is unreachable with a 3-word window
-    with pytest.raises(ValueError, match="start at the same word"):
-        pointer_targets([[Span(0, 2, "X"), Span(0, 1, "Y")]], [3])
-    with pytest.raises(ValueError, match="outside"):
+    with pytest.raises(DataFormatError, match="f.txt:3: two spans start at the same word"):
+        pointer_targets([[], [Span(0, 2, "X"), Span(0, 1, "Y")]], [3, 3], sources=["f.txt:1", "f.txt:3"])
+    with pytest.raises(DataFormatError, match="sentence 0 of the batch: span .* outside"):
         pointer_targets([[Span(2, 4, "X")]], [3])
 
 
@@ -193,6 +194,15 @@ def test_variants_forward_backward_decode(tmp_path, extra):
     assert len(preds) == len(items)
     assert hasattr(model, "pointer") == extra.get("use_boundary", True)
     assert hasattr(model, "type_crf") == extra.get("use_type", True)
+
+
+def test_bf16_autocast(tmp_path):
+    model, items = _model_and_batch(tmp_path, label_loss_weight=1.0)
+    batch = model.collate(items)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model.train().compute_loss(batch)
+        preds = model.eval().decode(batch)
+    assert loss.dtype == torch.float32 and torch.isfinite(loss) and len(preds) == len(items)
 
 
 def test_transformer_features(tmp_path, tiny_bert_dir):  # noqa: F811

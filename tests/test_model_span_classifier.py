@@ -3,14 +3,19 @@ the span-model plumbing: SpanBatch tensors, flat vs nested decoding, length-buck
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
-from battery import ModelBattery, build
+from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
@@ -62,7 +67,7 @@ def test_span_batch_gold_tensors(tmp_path):
     assert len(model.eval().decode(batch)) == 3  # prediction ignores gold
 
 
-def test_flat_and_nested_decoding_follow_task(tmp_path, sample_dir):
+def test_flat_and_nested_decoding_follow_task(tmp_path):
     nested = _cli(tmp_path / "n").model
     assert nested.nested
     flat = _cli(tmp_path / "f", {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"max_sentences": 8}})
@@ -98,3 +103,31 @@ def test_warns_about_gold_spans_beyond_max_width(tmp_path):
     with pytest.warns(UserWarning, match=r"longer than max_width=1"):
         model.setup("fit")
     model._trainer = None
+
+
+def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
+    transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                   "init_args": {"model": str(tiny_bert_dir)}}
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer, "pretrained_lr": 1e-4}},
+                dict(SAMPLE_DATA), tmp_path, subcommand="fit",
+                trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1})
+    trained = cli.model.eval()
+    assert trained.encoder.lstm.input_size == trained.embedder.output_dim + trained.features.output_dim
+    groups = trained.parameter_groups()
+    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in trained.features.model.parameters()}
+    loaded = type(trained).load_from_checkpoint(cli.trainer.checkpoint_callback.best_model_path,
+                                                weights_only=False).eval()
+    batch = trained.collate(list(enumerate(cli.datamodule.sentences("dev")[:4])))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.span_logits(batch)[1], trained.span_logits(batch)[1])
+
+
+@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "span_classifier")
+                                          .glob("*.yaml")), ids=lambda p: p.stem)
+def test_configs_parse(config):
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
+    printed = yaml.safe_load(out.getvalue())
+    assert printed["model"]["class_path"].endswith("ExhaustiveSpanClassifier")
+    assert printed["model"]["init_args"]["loss"]["class_path"].endswith("SpanLoss")

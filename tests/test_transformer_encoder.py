@@ -171,9 +171,13 @@ def test_pretrained_parameters_are_flagged_and_freeze(encoders, tiny_bert_dir): 
     flagged = {id(p) for m in enc.modules() if getattr(m, "is_pretrained", False) for p in m.parameters()}
     assert flagged == {id(p) for p in enc.model.parameters()}
     assert not flagged & {id(p) for p in enc.mix.parameters()}
-    frozen = TransformerEncoder(str(tiny_bert_dir), freeze=True, dropout=0.1).train()
-    assert not any(p.requires_grad for p in frozen.model.parameters()) and not frozen.model.training
-    assert frozen.training and frozen.dropout.training
+    fresh = TransformerEncoder(str(tiny_bert_dir))
+    assert all(m.training for m in fresh.modules())  # fine-tuning gets the transformer's dropout
+    frozen = TransformerEncoder(str(tiny_bert_dir), freeze=True, dropout=0.1)
+    assert not any(p.requires_grad for p in frozen.model.parameters())
+    assert not any(m.training for m in frozen.model.modules()) and frozen.dropout.training
+    frozen.train()
+    assert not frozen.model.training and frozen.training
 
 
 def test_bad_arguments(tiny_bert_dir):  # noqa: F811

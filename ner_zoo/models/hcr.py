@@ -270,19 +270,17 @@ class HCR(SequenceTagger):
     def _write_memory(self, batch: Batch, w: torch.Tensor, h: torch.Tensor) -> None:
         if self.memory.num_slots == 0:
             return
-        if self.training:
-            split, deferred = "train", False
+        if self.training:  # applied after the backward pass (the query's graph reads the values in place)
+            self.memory.stage(self.memory.slots_of("train", batch.indices, batch.mask), w, h)
         elif self.transductive and self._eval_split is not None:
-            split, deferred = self._eval_split, True
-        else:
-            return
-        slots = self.memory.slots_of(split, batch.indices, batch.mask)
-        self.memory.write(slots, w.detach(), h.detach(), deferred=deferred)
+            slots = self.memory.slots_of(self._eval_split, batch.indices, batch.mask)
+            self.memory.write(slots, w, h, deferred=True)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         w, h = self.encode(batch)
         if self.memory is None:
             return self.projection(h)
+        self.memory.commit()  # writes staged by an earlier step (normally done in on_train_batch_end)
         r = self.document_vectors(batch.words, batch.mask)
         self._write_memory(batch, w, h)  # after the query, as in the reference code
         a = self.memory_weight
@@ -296,7 +294,11 @@ class HCR(SequenceTagger):
             return self.crf.nll(scores, batch.tags, batch.mask, reduction=self.loss_reduction)
         return F.cross_entropy(scores.float()[batch.mask], batch.tags[batch.mask], reduction=self.loss_reduction)
 
-    # evaluation hooks (transductive writes) -------------------------------------------------------------------
+    # memory hooks ---------------------------------------------------------------------------------------------
+    def on_train_batch_end(self, outputs: Any, batch: Batch, batch_idx: int) -> None:
+        if self.memory is not None:
+            self.memory.commit()  # this step's slot writes, all-gathered across processes
+
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         self._eval_split = "dev"
         try:

@@ -50,16 +50,17 @@ def type_tag_names(labels: Sequence[str], scheme: str) -> list[str]:
     return [OUTSIDE, *labels] if scheme == "io" else tag_names(labels, scheme)
 
 
-def type_tags(spans: Sequence[Span], n: int, scheme: str) -> list[str]:
+def type_tags(spans: Sequence[Span], n: int, scheme: str, where: object = None) -> list[str]:
     """Type-module tags of one sentence: ``io`` = the entity type on each of its words (``PER PER O LOC``)."""
     if scheme == "io":
-        return [split_tag(t)[1] or OUTSIDE for t in spans_to_tags(spans, n, "iob2")]
-    return spans_to_tags(spans, n, scheme)
+        return [split_tag(t)[1] or OUTSIDE for t in spans_to_tags(spans, n, "iob2", where)]
+    return spans_to_tags(spans, n, scheme, where)
 
 
-def boundary_tags(spans: Sequence[Span], n: int) -> list[str]:
+def boundary_tags(spans: Sequence[Span], n: int, where: object = None) -> list[str]:
     """Untyped BIOES prefixes of one sentence (targets of the optional label-attention supervision)."""
-    return [split_tag(t)[0] for t in spans_to_tags([Span(s.start, s.end, "E") for s in spans], n, "bioes")]
+    untyped = [Span(s.start, s.end, "E") for s in spans]
+    return [split_tag(t)[0] for t in spans_to_tags(untyped, n, "bioes", where)]
 
 
 def min_targets(sentences: Sequence[Sentence], max_length: int, type_index: dict[str, int],
@@ -69,10 +70,12 @@ def min_targets(sentences: Sequence[Sentence], max_length: int, type_index: dict
     out = {k: torch.full((len(sentences), max_length), IGNORE, dtype=torch.long) for k in TARGET_KEYS}
     bdy_index = {t: i for i, t in enumerate(BOUNDARY_TAGS)}
     for b, s in enumerate(sentences):
-        out["min_type"][b, : lengths[b]] = torch.tensor([type_index[t] for t in type_tags(s.spans, lengths[b],
-                                                                                          type_scheme)])
-        out["min_boundary"][b, : lengths[b]] = torch.tensor([bdy_index[t] for t in boundary_tags(s.spans, lengths[b])])
-    out["min_pointer"] = pointer_targets([s.spans for s in sentences], lengths, max_length, window)
+        types = type_tags(s.spans, lengths[b], type_scheme, s.source)
+        out["min_type"][b, : lengths[b]] = torch.tensor([type_index[t] for t in types])
+        bounds = boundary_tags(s.spans, lengths[b], s.source)
+        out["min_boundary"][b, : lengths[b]] = torch.tensor([bdy_index[t] for t in bounds])
+    out["min_pointer"] = pointer_targets([s.spans for s in sentences], lengths, max_length, window,
+                                        [s.source for s in sentences])
     return out
 
 
@@ -135,7 +138,7 @@ class CrossBiaffineAttention(nn.Module):
 
 
 class Gate(nn.Module):
-    """``sigma(W_h h + W_x x) * x`` (Eq. 3): the NER state ``h`` decides how much of ``x`` flows in."""
+    """``sigma(W_h h + W_x x + b) * x`` (Eq. 3, plus a bias): the NER state ``h`` decides how much of ``x`` flows in."""
 
     def __init__(self, h_dim: int, x_dim: int):
         super().__init__()

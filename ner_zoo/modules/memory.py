@@ -9,6 +9,11 @@ A word type keeps at most ``max_slots`` (T) slots. ``overflow="first"``: only it
 in corpus order get a slot (the reference code stores every occurrence but reads only the first T);
 ``"ring"``: occurrence ``j`` writes slot ``j mod T``, so the memory holds the T most recent states.
 
+A query gathers the keys of the word's written slots, takes a softmax over their scores and sums the
+values with ``embedding_bag`` (fused: no ``[pairs, value_dim]`` tensor). That op reads the values in
+place during backward, so training writes are staged (:meth:`stage`) and applied after the backward
+pass (:meth:`commit`); an in-place write before it makes autograd raise rather than give wrong gradients.
+
 Everything lives in buffers, so checkpoints carry the memory and its index; buffers whose size depends
 on the data are resized to the incoming shapes when a state dict is loaded. Writes are all-gathered
 across processes (``torch.distributed``) before they are applied, in rank order with the last write to a
@@ -103,7 +108,8 @@ class KeyValueTokenMemory(nn.Module):
         self.register_buffer("token_slot", torch.zeros(0, **long))  # slot of each indexed token, -1: none
         self.register_buffer("sentence_start", torch.zeros(1, **long))  # first token of each indexed sentence
         self.register_buffer("split_start", torch.zeros(len(SPLITS) + 1, **long))  # first sentence per split
-        self._deferred: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self._deferred: list[tuple[torch.Tensor, torch.Tensor]] = []  # evaluation writes to share later
+        self._staged: list[tuple[torch.Tensor, torch.Tensor]] = []  # training writes to apply after backward
         self._bounds: list[int] | None = None  # split_start as Python ints (no device sync per step)
 
     def extra_repr(self) -> str:
@@ -154,7 +160,7 @@ class KeyValueTokenMemory(nn.Module):
         self.sentence_start = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(lengths, 0)]).to(device)
         self.split_start = torch.cat([torch.zeros(1, dtype=torch.long),
                                       torch.cumsum(torch.tensor(n_sents), 0)]).to(device)
-        self._deferred, self._bounds = [], None
+        self._deferred, self._staged, self._bounds = [], [], None
 
     @torch.no_grad()
     def reset(self) -> None:
@@ -221,27 +227,48 @@ class KeyValueTokenMemory(nn.Module):
         return r.float()
 
     # update ----------------------------------------------------------------------------------------------
+    def _pack(self, slots: torch.Tensor, keys: torch.Tensor, values: torch.Tensor):
+        slots = slots.reshape(-1).detach()
+        keep = slots >= 0
+        packed = torch.cat([keys.detach().reshape(-1, self.key_dim)[keep].float(),
+                            values.detach().reshape(-1, self.value_dim)[keep].float()], 1)
+        return slots[keep], packed
+
     @torch.no_grad()
     def write(self, slots: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, deferred: bool = False) -> None:
         """Store ``keys [..., key_dim]`` and ``values [..., value_dim]`` in ``slots [...]`` (entries < 0 skipped).
 
+        Do not write while a graph that went through :meth:`query` still awaits its backward (the values
+        it read are saved by reference): use :meth:`stage` and :meth:`commit` in training.
+
         Args:
             slots: target slot of each entry.
-            keys, values: what to store (detached).
+            keys, values: what to store.
             deferred: apply locally now and share with the other processes only at :meth:`sync_deferred`
                 (for evaluation, where ranks run different numbers of batches). Otherwise the write is
                 all-gathered now, which every rank must call the same number of times.
         """
-        slots = slots.reshape(-1)
-        keep = slots >= 0
-        slots = slots[keep]
-        packed = torch.cat([keys.reshape(-1, self.key_dim)[keep].float(),
-                            values.reshape(-1, self.value_dim)[keep].float()], 1)
+        slots, packed = self._pack(slots, keys, values)
         if deferred:
             self._deferred.append((slots, packed))
         else:
             slots, packed = gather_rows(slots, packed)
         self._store(slots, packed)
+
+    def stage(self, slots: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
+        """Queue a write (as :meth:`write`) until :meth:`commit`, i.e. until after the backward pass."""
+        self._staged.append(self._pack(slots, keys, values))
+
+    @torch.no_grad()
+    def commit(self) -> None:
+        """Apply the staged writes, all-gathered (collective when something was staged: every rank stages
+        the same number of times, once per training step)."""
+        if not self._staged:
+            return
+        slots = torch.cat([s for s, _ in self._staged])
+        packed = torch.cat([p for _, p in self._staged])
+        self._staged = []
+        self._store(*gather_rows(slots, packed))
 
     @torch.no_grad()
     def sync_deferred(self) -> None:
@@ -273,5 +300,5 @@ class KeyValueTokenMemory(nn.Module):
             current = self._buffers[name]
             if incoming is not None and incoming.shape != current.shape:
                 self._buffers[name] = torch.empty(incoming.shape, dtype=current.dtype, device=current.device)
-        self._deferred, self._bounds = [], None
+        self._deferred, self._staged, self._bounds = [], [], None
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Span
+from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.precision import autocast_off, to_fp32
 
@@ -32,7 +33,7 @@ _MASKED = -1e9  # score of an impossible end position (fp32)
 
 
 def pointer_targets(spans: Sequence[Sequence[Span]], lengths: Tensor | Sequence[int], max_length: int | None = None,
-                    window: int | None = None) -> Tensor:
+                    window: int | None = None, sources: Sequence[object] | None = None) -> Tensor:
     """Gold pointer positions ``[B, L]``.
 
     Args:
@@ -41,6 +42,10 @@ def pointer_targets(spans: Sequence[Sequence[Span]], lengths: Tensor | Sequence[
         max_length: padded length ``L`` (default: the longest sentence).
         window: when the pointer support is capped at ``window`` words (see :func:`pointer_mask`), an
             entity longer than that cannot be pointed to; its first word gets no target (``IGNORE``).
+        sources: per sentence, where it came from (named in errors).
+
+    Raises:
+        DataFormatError: a span outside its sentence, or two spans starting at the same word (nested).
 
     Returns:
         The last word (inclusive) of the entity a word starts; the sentence length ``n`` (the sentinel) for
@@ -53,10 +58,16 @@ def pointer_targets(spans: Sequence[Sequence[Span]], lengths: Tensor | Sequence[
     flat = [(b, sp.start, sp.end - 1) for b, row in enumerate(spans) for sp in row]
     if flat:
         row, start, last = torch.tensor(flat, dtype=torch.long).unbind(1)
-        if bool((last >= lengths[row]).any()) or bool((start < 0).any()):
-            raise ValueError("a span lies outside its sentence")
-        if len(set(zip(row.tolist(), start.tolist()))) != len(flat):
-            raise ValueError("two spans start at the same word; the pointer decoder needs flat entities")
+        where = lambda b: sources[b] if sources is not None else f"sentence {b} of the batch"  # noqa: E731
+        outside = ((last >= lengths[row]) | (start < 0) | (last < start)).nonzero().flatten()
+        if len(outside):
+            b = int(row[outside[0]])
+            raise DataFormatError(f"span {flat[int(outside[0])][1:]} (first, last word) lies outside a sentence "
+                                  f"of {int(lengths[b])} words", where(b))
+        keys, counts = torch.unique(row * (L + 1) + start, return_counts=True)
+        if bool((counts > 1).any()):
+            raise DataFormatError("two spans start at the same word", where(int(keys[counts > 1][0]) // (L + 1)),
+                                  hint="the pointer decoder needs flat (non-nested) entities")
         if window is not None:
             last = torch.where(last - start < window, last, IGNORE)
         target[row, start] = last

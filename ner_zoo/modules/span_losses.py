@@ -23,7 +23,8 @@ from torch import Tensor, nn
 from ner_zoo.modules.spans import SpanGrid
 
 
-def focal_loss(logits: Tensor, target: Tensor, gamma: float = 2.0, alpha: float | Sequence[float] | Tensor | None = None,
+def focal_loss(logits: Tensor, target: Tensor, gamma: float = 2.0,
+               alpha: float | Sequence[float] | Tensor | None = None,
                reduction: Literal["none", "mean", "sum"] = "none", ignore_index: int = -100) -> Tensor:
     """Softmax focal loss; ``gamma = 0`` and no ``alpha`` is cross-entropy.
 

@@ -31,7 +31,8 @@ def _grid_counts(max_length: int, widths: tuple[int, ...]) -> list[int]:
     return [max(0, max_length - w + 1) for w in widths]
 
 
-def enumerate_spans(lengths: Tensor, widths: int | Sequence[int], max_length: int | None = None) -> tuple[Tensor, Tensor]:
+def enumerate_spans(lengths: Tensor, widths: int | Sequence[int],
+                    max_length: int | None = None) -> tuple[Tensor, Tensor]:
     """All spans of the given widths, on the shared width-major grid.
 
     Args:
@@ -47,10 +48,12 @@ def enumerate_spans(lengths: Tensor, widths: int | Sequence[int], max_length: in
     lengths = torch.as_tensor(lengths)
     L = int(lengths.max()) if max_length is None else int(max_length)
     device = lengths.device
-    counts = torch.tensor(_grid_counts(L, ws), device=device)
-    width_per_slot = torch.repeat_interleave(torch.tensor(ws, device=device), counts)
+    counts_list = _grid_counts(L, ws)
+    S = sum(counts_list)  # computed on the host: no device sync
+    counts = torch.tensor(counts_list, device=device)
+    width_per_slot = torch.repeat_interleave(torch.tensor(ws, device=device), counts, output_size=S)
     offsets = torch.cumsum(counts, 0) - counts
-    starts = torch.arange(int(counts.sum()), device=device) - torch.repeat_interleave(offsets, counts)
+    starts = torch.arange(S, device=device) - torch.repeat_interleave(offsets, counts, output_size=S)
     grid = torch.stack([starts, starts + width_per_slot], -1)
     spans = grid.unsqueeze(0).expand(lengths.shape[0], -1, -1)
     mask = spans[..., 1] <= lengths.unsqueeze(1)

@@ -162,8 +162,8 @@ class TransformerEncoder(nn.Module):
         self.mix = ScalarMix(n_layers) if layers == "scalar_mix" else None
         self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1)
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
-        if freeze:
-            self.model.requires_grad_(False)
+        self.model.requires_grad_(not freeze)
+        self.train()  # from_pretrained returns eval mode; Lightning does not switch modules to train mode
 
     def _specials(self) -> tuple[list[int], list[int]]:
         enc = self.tokenizer([["a"]], is_split_into_words=True)

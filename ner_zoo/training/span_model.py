@@ -121,14 +121,15 @@ class SpanModel(NERModule):
         """Raise :class:`LabelError` when a training batch has gold labels outside the label set."""
         if batch.unknown_labels:
             known = set(self.vocabs.labels)
-            bad = [(s.source, sp) for s in batch.sentences for sp in s.spans if sp.label not in known]
+            bad = [(s.source, sp) for s in batch.sentences for sp in (s.spans or []) if sp.label not in known]
             shown = "; ".join(f"{src or '<no source>'}: {tuple(sp)}" for src, sp in bad[:5])
             raise LabelError(f"{len(bad)} gold span(s) with labels outside {sorted(known)}: {shown}"
                              + (" ..." if len(bad) > 5 else ""))
 
     # decoding -----------------------------------------------------------------------------------------------
     @torch.no_grad()
-    def select_spans(self, spans: Tensor, mask: Tensor, probs: Tensor, threshold: float | None = None) -> list[list[Span]]:
+    def select_spans(self, spans: Tensor, mask: Tensor, probs: Tensor,
+                     threshold: float | None = None) -> list[list[Span]]:
         """Span lists from class probabilities: argmax label, drop NONE, then greedy flat/nested decoding.
 
         Args:
