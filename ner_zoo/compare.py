@@ -50,10 +50,17 @@ def _fmt(values: Sequence[float]) -> str:
     return f"{mean:.2f} ± {100 * statistics.stdev(values):.2f}"
 
 
+def _recipe(rec: dict) -> str | None:
+    """The recipe hash, recomputed from the stored config so that seeds and paths never split a row."""
+    from ner_zoo.training.records import config_hash
+
+    return config_hash(rec["config"]) if rec.get("config") else rec.get("config_hash")
+
+
 def table_rows(records: list[dict]) -> list[dict]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
-        groups[(r["model"], r["data"], _variant(r), r.get("config_hash"))].append(r)
+        groups[(r["model"], r["data"], _variant(r), _recipe(r))].append(r)
     papers = paper_results()
     rows, matched = [], set()
     for (model, data, variant, chash), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
@@ -74,22 +81,28 @@ def table_rows(records: list[dict]) -> list[dict]:
             "precision": recs[0].get("precision", ""),
             "hardware": hw.get("gpu") or f"{hw.get('cpu_count')} CPU cores",
             "config": chash or "",
+            "command": recs[0].get("command") or "",
         })
     for i, p in enumerate(papers):
         if i not in matched:
             rows.append({"model": p["model"] + (f" ({p['variant']})" if p.get("variant") else ""),
                          "dataset": p["data"], "encoder": "", "ours": "not yet run", "seeds": 0,
                          "paper": f"{p['value']:.2f}", "epochs": "", "s/epoch": "", "precision": "",
-                         "hardware": "", "config": ""})
+                         "hardware": "", "config": "", "command": ""})
     return rows
 
 
 def to_markdown(rows: list[dict]) -> str:
+    """The table, then one reproduction command per recipe (with the first seed's arguments)."""
     if not rows:
         return "(no runs)"
-    cols = list(rows[0])
+    cols = [c for c in rows[0] if c != "command"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    commands = [(r["config"], r["command"]) for r in rows if r.get("command")]
+    if commands:
+        lines += ["", "Commands (one seed shown; the other seeds differ only in `--seed_everything` and paths):", ""]
+        lines += [f"- `{h}`: `{c}`" for h, c in commands]
     return "\n".join(lines)
 
 

@@ -27,6 +27,7 @@ from typing import Any, Literal, Sequence
 
 import torch
 import torch.nn.functional as F
+from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor, nn
 
 from ner_zoo.data.batching import Batch
@@ -241,8 +242,9 @@ class MIN(SequenceTagger):
     def setup(self, stage: str) -> None:
         # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
         if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            self.embedder.words.load_pretrained(self.vocabs.words, self.embeddings_source)
+            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source)
             self._glove_loaded = True
+            rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
 
     def collate(self, items) -> Batch:
         """Default collation plus the sub-task targets (the data module uses this when present)."""

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import platform
+import sys
 import time
 from importlib import metadata
 from pathlib import Path
@@ -22,6 +23,9 @@ from lightning.pytorch.callbacks import Callback
 
 from ner_zoo.data.writers import atomic_write
 
+#: config keys that differ between runs of one recipe (seed, output paths, loggers, stop time)
+RUN_SPECIFIC = ("seed_everything", "logger", "default_root_dir", "dirpath", "ckpt_path", "save_dir", "path",
+                "max_time", "enable_progress_bar", "test_after_fit", "record")
 PACKAGES = ("ner-zoo", "torch", "lightning", "torchmetrics", "transformers", "wandb")
 
 
@@ -49,7 +53,7 @@ def config_hash(config: dict) -> str:
     def strip(d: Any) -> Any:
         if isinstance(d, dict):
             return {k: strip(v) for k, v in sorted(d.items())
-                    if k not in ("seed_everything", "logger", "default_root_dir", "dirpath", "ckpt_path", "save_dir")}
+                    if k not in RUN_SPECIFIC}
         if isinstance(d, list):
             return [strip(v) for v in d]
         return d
@@ -96,6 +100,7 @@ class RunRecorder(Callback):
             "data": _short(data_cfg.get("class_path")) or (type(dm).__name__ if dm is not None else None),
             "encoder": encoder if isinstance(encoder, str) else json.dumps(encoder, default=str) if encoder else None,
             "seed": self.config.get("seed_everything"),
+            "command": " ".join(["ner-zoo", *sys.argv[1:]]) if sys.argv and "pytest" not in sys.argv[0] else None,
             "config_hash": config_hash(self.config) if self.config else None,
             "config": self.config,
             "precision": str(trainer.precision),
