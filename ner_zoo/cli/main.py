@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         return predict_main(args[1:])
     from ner_zoo.cli.lightning_cli import NERZooCLI
 
-    NERZooCLI(args=args)
+    NERZooCLI(args=None if argv is None else args)  # from the shell, LightningCLI reads sys.argv itself
     return 0
 
 

@@ -77,6 +77,18 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
     return [r["prediction"] for r in records]
 
 
+def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gold_column: str | None) -> None:
+    """POS output: ``token [gold] predicted`` per line (the gold column when the input had one)."""
+    from ner_zoo.data.writers import atomic_write
+
+    with atomic_write(path) as f:
+        for sent, pred in zip(sentences, tags):
+            gold = sent.columns.get(gold_column) if gold_column else None
+            for i, (tok, tag) in enumerate(zip(sent.tokens, pred)):
+                f.write(f"{tok} {gold[i]} {tag}\n" if gold else f"{tok} {tag}\n")
+            f.write("\n")
+
+
 def predict_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="ner-zoo predict", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -84,7 +96,8 @@ def predict_main(argv: Sequence[str]) -> int:
     p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file")
     p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"])
     p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>)")
-    p.add_argument("--output_format", default="conll", choices=["conll", "jsonl"])
+    p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl"],
+                   help="auto: jsonl for nested NER (tags cannot hold nested spans), else conll")
     p.add_argument("--batch_size", type=int, default=64)
     p.add_argument("--accelerator", default="auto")
     p.add_argument("--precision", default="32-true")
@@ -92,14 +105,16 @@ def predict_main(argv: Sequence[str]) -> int:
     model = load_model(a.ckpt_path)
     sentences, labelled = read_input(a.input, a.input_format)
     preds = predict(model, sentences, a.batch_size, a.accelerator, precision=a.precision)
-    out = a.output or a.input.with_suffix(f".pred.{a.output_format}")
+    fmt = a.output_format
+    if fmt == "auto":
+        fmt = "jsonl" if model.task == "nested_ner" else "conll"
+    out = a.output or a.input.with_suffix(f".pred.{fmt}")
     from ner_zoo.data import writers
 
     if model.task == "pos":
-        preds = [[(i, i + 1, t) for i, t in enumerate(tags)] for tags in preds]
-    scheme = model.vocabs.scheme or "iob2"
-    if a.output_format == "conll":
-        writers.write_conll(out, sentences, preds, scheme=scheme, with_gold=labelled)
+        write_tags(out, sentences, preds, model.vocabs.tag_column if labelled else None)
+    elif fmt == "conll":
+        writers.write_conll(out, sentences, preds, scheme=model.vocabs.scheme or "iob2", with_gold=labelled)
     else:
         writers.write_jsonl(out, sentences, preds)
     print(f"wrote {len(sentences)} sentences to {out}")

@@ -4,5 +4,7 @@ from ner_zoo.models.bilstm_crf import BiLSTMCRF
 from ner_zoo.models.psa import PSA
 from ner_zoo.models.min import MIN
 from ner_zoo.models.hcr import HCR
+from ner_zoo.models.span_classifier import ExhaustiveSpanClassifier
+from ner_zoo.models.transformer_tagger import TransformerTagger
 
-__all__ = ["BiLSTMCRF", "PSA", "MIN", "HCR"]
+__all__ = ["BiLSTMCRF", "PSA", "MIN", "HCR", "ExhaustiveSpanClassifier", "TransformerTagger"]

@@ -44,7 +44,7 @@ class WordCharEmbedder(nn.Module):
         self.chars = char_encoder(num_chars) if char_encoder is not None else None
         self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
 
-    def load_pretrained(self, itos: list[str], source: str) -> str:
+    def load_pretrained(self, itos: list[str], source: str, normalize_digits: bool = False) -> str:
         """Fill the word embedding from GloVe-format vectors; returns the hit statistics as text."""
         from ner_zoo.modules.embeddings import load_glove, pretrained_matrix
 
@@ -52,7 +52,7 @@ class WordCharEmbedder(nn.Module):
         if vectors.shape[1] != self.words.output_dim:
             raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but word_dim is {self.words.output_dim}; "
                              f"set model.init_args.word_dim: {vectors.shape[1]}")
-        matrix, stats = pretrained_matrix(itos, words, vectors)
+        matrix, stats = pretrained_matrix(itos, words, vectors, normalize_digits=normalize_digits)
         with torch.no_grad():
             self.words.embedding.weight.copy_(matrix)
         return str(stats)
@@ -95,7 +95,8 @@ class BiLSTMCRF(SequenceTagger):
     def setup(self, stage: str) -> None:
         # Pretrained vectors are read once, for training; a checkpoint restores trained weights over them.
         if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source)
+            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source,
+                                                  normalize_digits=self.vocabs.words.normalize_digits)
             self._glove_loaded = True
             rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
 

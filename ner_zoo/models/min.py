@@ -242,7 +242,8 @@ class MIN(SequenceTagger):
     def setup(self, stage: str) -> None:
         # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
         if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source)
+            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source,
+                                                  normalize_digits=self.vocabs.words.normalize_digits)
             self._glove_loaded = True
             rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
 

@@ -1,5 +1,6 @@
-"""Shared, tested neural building blocks for the taggers."""
+"""Shared, tested neural building blocks (taggers, span models, encoders)."""
 
+from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.char_encoders import CharBiLSTM, CharCNN
 from ner_zoo.modules.crf import LinearChainCRF, paths_to_lists
 from ner_zoo.modules.embeddings import (
@@ -12,9 +13,19 @@ from ner_zoo.modules.embeddings import (
     pretrained_matrix,
 )
 from ner_zoo.modules.precision import autocast_off, fp32, to_fp32
+from ner_zoo.modules.intnet import IntNet
+from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, ScalarMix, TransformerEncoder
 
 __all__ = [
+    "Biaffine",
+    "DocumentContext",
+    "EncoderOutput",
+    "IntNet",
+    "KeyValueTokenMemory",
+    "ScalarMix",
+    "TransformerEncoder",
     "BiLSTMEncoder",
     "CasingEmbedding",
     "CharBiLSTM",
