@@ -23,49 +23,18 @@ Usage: ``NER_ZOO_DATA=/work/shared/data python benchmarks/hcr_cost.py [--device 
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import sys
-import time
-from pathlib import Path
-
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ner_zoo.data.batching import Batch  # noqa: E402
-from ner_zoo.models.hcr import HCR  # noqa: E402
-from ner_zoo.modules.intnet import IntNet  # noqa: E402
-from ner_zoo.modules.memory import KeyValueTokenMemory  # noqa: E402
+from harness import batches_heading, data_root, load_train_batches, make_parser, setup, time_models
+from ner_zoo.data.batching import Batch
+from ner_zoo.models.hcr import HCR
+from ner_zoo.modules.intnet import IntNet
+from ner_zoo.modules.memory import KeyValueTokenMemory
 
 VARIANTS = {"base": dict(sentence_level=False, document_level=False),
             "sentence": dict(sentence_level=True, document_level=False),
             "document": dict(sentence_level=False, document_level=True),
             "all": dict(sentence_level=True, document_level=True)}
 WORD_DIM, HIDDEN = 50, 128
-
-
-def data_root() -> Path:
-    return Path(os.environ.get("NER_ZOO_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-
-
-def load(n_batches: int):
-    """Data module, the first bucketed training batches, batches per epoch, corpus name."""
-    from ner_zoo.data.corpora import CoNLL2003, SampleCorpus
-
-    kw = dict(tag_scheme="bioes", batch_size=10, bucket=True, normalize_digits=True)
-    if (data_root() / "conll2003" / "eng.train").exists():
-        dm, name = CoNLL2003(data_dir=str(data_root() / "conll2003"), **kw), "CoNLL-2003 train"
-    else:
-        dm, name = SampleCorpus(**kw), "sample corpus (CoNLL-2003 not found)"
-    loader = dm._loader(dm.sentences("train"), train=True, collate=dm.vocabularies.collator())
-    batches = []
-    for batch in loader:
-        batches.append(batch)
-        if len(batches) == n_batches:
-            break
-    return dm, batches, len(loader), name
 
 
 def make_models(dm, device: torch.device, slots: int) -> dict:
@@ -93,40 +62,15 @@ def _slot_words(mem: KeyValueTokenMemory) -> torch.Tensor:
     return torch.repeat_interleave(torch.arange(mem.num_words), mem.word_count.cpu())
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def train_step(model: HCR, opt: torch.optim.Optimizer, batch: Batch) -> None:
-    opt.zero_grad(set_to_none=True)
-    model.compute_loss(batch).backward()
-    opt.step()
-
-
 def measure(models: dict, batches: list[Batch], rounds: int, warmup: int, device: torch.device) -> dict:
-    batches = [b.to(device) for b in batches]
-    times = {k: [] for k in models}
-    peak = {k: 0.0 for k in models}
-    for r in range(warmup + rounds):
-        for key, (model, opt) in models.items():
-            if device.type == "cuda":
-                torch.cuda.reset_peak_memory_stats()
-            sync(device)
-            t0 = time.perf_counter()
-            for batch in batches:
-                train_step(model, opt, batch)
-            sync(device)
-            if r >= warmup:
-                times[key].append((time.perf_counter() - t0) / len(batches))
-            if device.type == "cuda":
-                peak[key] = max(peak[key], torch.cuda.max_memory_allocated() / 2 ** 20)
+    """Per model: median step time, parameters, memory buffer MiB, CUDA peak."""
+    timed = time_models(models, batches, rounds, warmup, device, sync_each_step=False)
     out = {}
     for key, (model, _) in models.items():
         mem = model.memory
-        out[key] = dict(time=statistics.median(times[key]), params=sum(p.numel() for p in model.parameters()),
+        out[key] = dict(time=timed[key][0], params=sum(p.numel() for p in model.parameters()),
                         buffers=sum(mem.nbytes().values()) / 2 ** 20 if mem is not None else 0.0,
-                        peak=peak[key] if device.type == "cuda" else None)
+                        peak=timed[key][1])
     return out
 
 
@@ -157,28 +101,18 @@ def footprint(slots: int) -> list[tuple]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--batches", type=int, default=20, help="real batches per round")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=None)
+    ap = make_parser(__doc__.split("\n\n")[0], batches=20, batches_help="real batches per round", rounds=3)
     ap.add_argument("--slots", type=int, default=500, help="T, slots per word type")
     ap.add_argument("--no-footprint", action="store_true")
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+    device, _, where = setup(args)
     print(f"# HCR training cost ({where}; fp32; batch 10; T = {args.slots}; torch {torch.__version__})\n")
 
-    dm, batches, per_epoch, corpus = load(args.batches)
-    lengths = [int(b.mask.sum(1).max()) for b in batches]
+    dm, batches, per_epoch, corpus = load_train_batches(args.batches, tag_scheme="bioes", normalize_digits=True)
     res = measure(make_models(dm, device, args.slots), batches, args.rounds, args.warmup, device)
     base = res["base"]
     cuda = device.type == "cuda"
-    print(f"## {corpus}: {len(batches)} bucketed batches (max length {min(lengths)}-{max(lengths)}), "
-          f"{per_epoch} batches per epoch; median of {args.rounds} rounds\n")
+    print(f"{batches_heading(corpus, batches, per_epoch)}; median of {args.rounds} rounds\n")
     print("| variant | ms / step | time ratio | est. s / epoch | parameters | memory buffers MiB |"
           + (" peak CUDA MiB |" if cuda else ""))
     print("|---|---:|---:|---:|---:|---:|" + ("---:|" if cuda else ""))

@@ -22,22 +22,12 @@ Usage: ``python benchmarks/min_cost.py [--device cpu|cuda] [--batches 20] [--rou
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import sys
-import time
-from contextlib import nullcontext
-from pathlib import Path
-
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ner_zoo.data.batching import Batch  # noqa: E402
-from ner_zoo.data.datamodule import Vocabularies  # noqa: E402
-from ner_zoo.models.min import MIN, MINCollator, type_tag_names  # noqa: E402
-from ner_zoo.modules import CharBiLSTM  # noqa: E402
+from harness import batches_heading, load_train_batches, make_parser, saved_activation_bytes, setup, time_models
+from ner_zoo.data.batching import Batch
+from ner_zoo.data.datamodule import Vocabularies
+from ner_zoo.models.min import MIN, MINCollator, type_tag_names
+from ner_zoo.modules import CharBiLSTM
 
 VARIANTS = {"ner_only": ("NER module only", dict(use_boundary=False, use_type=False)),
             "no_boundary": ("w/o boundary", dict(use_boundary=False)),
@@ -60,113 +50,39 @@ def make_models(vocabs: dict, device: torch.device, names: list[str]) -> dict:
     return models
 
 
-def load_batches(n_batches: int) -> tuple[dict, list[Batch], int, str]:
-    """Vocabularies, the first bucketed training batches (with MIN targets), batches per epoch, corpus name."""
-    from ner_zoo.data.corpora import CoNLL2003, SampleCorpus
-
-    root = Path(os.environ.get("NER_ZOO_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-    if (root / "conll2003" / "eng.train").exists():
-        dm, name = CoNLL2003(data_dir=str(root / "conll2003"), batch_size=10, bucket=True), "CoNLL-2003 train"
-    else:
-        dm, name = SampleCorpus(batch_size=10, bucket=True), "sample corpus (CoNLL-2003 not found)"
-    vocabs = dm.vocabs
-    collate = MINCollator(Vocabularies.from_dict(vocabs).collator(), type_tag_names(dm.labels, "io"), "io", None)
-    loader = dm._loader(dm.sentences("train"), train=True, collate=collate)
-    batches = []
-    for batch in loader:
-        batches.append(batch)
-        if len(batches) == n_batches:
-            break
-    return vocabs, batches, len(loader), name
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def train_step(model: MIN, opt: torch.optim.Optimizer, batch: Batch, amp) -> None:
-    opt.zero_grad(set_to_none=True)
-    with amp:
-        loss = model.compute_loss(batch)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-    opt.step()
-
-
-def saved_activation_bytes(model: MIN, batch: Batch, amp) -> int:
-    """Bytes of the distinct non-parameter tensors autograd saves for backward in one forward pass."""
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen: dict[int, int] = {}
-
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in params:
-            seen[storage.data_ptr()] = storage.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), amp:
-        loss = model.compute_loss(batch)
-    loss.backward()
-    model.zero_grad(set_to_none=True)
-    return sum(seen.values())
+def min_collator(dm) -> MINCollator:
+    """The data module's collator plus MIN's sub-task targets (IO type tags, full pointer support)."""
+    return MINCollator(Vocabularies.from_dict(dm.vocabs).collator(), type_tag_names(dm.labels, "io"), "io", None)
 
 
 def measure(models: dict, batches: list[Batch], rounds: int, warmup: int, device: torch.device, amp) -> dict:
+    """Per model: median step time, activations and parameter/optimizer MiB, parameters, CUDA peak."""
     batches = [b.to(device) for b in batches]
-    times = {k: [] for k in models}
-    peak = {k: 0.0 for k in models}
-    for r in range(warmup + rounds):
-        for key, (model, opt) in models.items():
-            total = 0.0
-            for batch in batches:
-                if device.type == "cuda":
-                    torch.cuda.reset_peak_memory_stats()
-                sync(device)
-                t0 = time.perf_counter()
-                train_step(model, opt, batch, amp)
-                sync(device)
-                total += time.perf_counter() - t0
-                if device.type == "cuda":
-                    peak[key] = max(peak[key], torch.cuda.max_memory_allocated() / 2 ** 20)
-            if r >= warmup:
-                times[key].append(total / len(batches))
+    timed = time_models(models, batches, rounds, warmup, device, amp, clip=5.0)
     out = {}
     for key, (model, _) in models.items():
         act = max(saved_activation_bytes(model, b, amp) for b in batches) / 2 ** 20
         n_params = sum(p.numel() for p in model.parameters())
         state = 4 * sum(p.numel() * p.element_size() for p in model.parameters()) / 2 ** 20
-        out[key] = dict(time=statistics.median(times[key]), act=act, params=n_params, state=state,
-                        peak=peak[key] if device.type == "cuda" else None)
+        out[key] = dict(time=timed[key][0], act=act, params=n_params, state=state, peak=timed[key][1])
     return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--batches", type=int, default=20, help="real batches per round")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=None)
+    ap = make_parser(__doc__.split("\n\n")[0], batches=20, batches_help="real batches per round", rounds=3,
+                     bf16_help="bf16 autocast (LSTMs and CRFs stay fp32)")
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    ap.add_argument("--bf16", action="store_true", help="bf16 autocast (LSTMs and CRFs stay fp32)")
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    device, amp, where = setup(args)
     names = ["ner_only"] + [v for v in args.variants if v != "ner_only"]
-    device = torch.device(args.device)
-    amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else nullcontext()
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
     print(f"# MIN training cost ({where}; {'bf16 autocast' if args.bf16 else 'fp32'}; batch 10; "
           f"torch {torch.__version__})\n")
 
-    vocabs, batches, per_epoch, corpus = load_batches(args.batches)
-    lengths = [int(b.mask.sum(1).max()) for b in batches]
-    res = measure(make_models(vocabs, device, names), batches, args.rounds, args.warmup, device, amp)
+    dm, batches, per_epoch, corpus = load_train_batches(args.batches, collate=min_collator)
+    res = measure(make_models(dm.vocabs, device, names), batches, args.rounds, args.warmup, device, amp)
     base = res["ner_only"]
     cuda = device.type == "cuda"
-    print(f"## {corpus}: {len(batches)} bucketed batches (max length {min(lengths)}-{max(lengths)}), "
-          f"{per_epoch} batches per epoch; median of {args.rounds} rounds\n")
+    print(f"{batches_heading(corpus, batches, per_epoch)}; median of {args.rounds} rounds\n")
     print("| model | ms / step | time ratio | est. s / epoch | parameters | params + Adam MiB | activations MiB "
           "| activation ratio |" + (" peak CUDA MiB | peak ratio |" if cuda else ""))
     print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if cuda else ""))

@@ -19,21 +19,11 @@ Usage: ``python benchmarks/psa_cost.py [--device cpu|cuda] [--lengths 10 20 40 8
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import sys
-import time
-from contextlib import nullcontext
-from pathlib import Path
-
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ner_zoo.data.batching import Batch  # noqa: E402
-from ner_zoo.models.psa import PSA  # noqa: E402
-from ner_zoo.modules import CharBiLSTM  # noqa: E402
+from harness import batches_heading, load_train_batches, make_parser, setup, time_models
+from ner_zoo.data.batching import Batch
+from ner_zoo.models.psa import PSA
+from ner_zoo.modules import CharBiLSTM
 
 VARIANTS = {"BiLSTM-CRF": dict(fuse_input=False, fuse_output=False),
             "PSA fusion #1 only": dict(fuse_input=True, fuse_output=False),
@@ -55,24 +45,6 @@ def make_models(vocabs: dict, device: torch.device, names: list[str]) -> dict:
     return models
 
 
-def load_batches(n_batches: int) -> tuple[dict, list[Batch], int, str]:
-    """Vocabularies, the first bucketed training batches, batches per epoch, and the corpus name."""
-    from ner_zoo.data.corpora import CoNLL2003, SampleCorpus
-
-    root = Path(os.environ.get("NER_ZOO_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-    if (root / "conll2003" / "eng.train").exists():
-        dm, name = CoNLL2003(data_dir=str(root / "conll2003"), batch_size=10, bucket=True), "CoNLL-2003 train"
-    else:
-        dm, name = SampleCorpus(batch_size=10, bucket=True), "sample corpus (CoNLL-2003 not found)"
-    loader = dm.train_dataloader()
-    batches = []
-    for batch in loader:
-        batches.append(batch)
-        if len(batches) == n_batches:
-            break
-    return dm.vocabs, batches, len(loader), name
-
-
 def synthetic_batch(vocabs: dict, length: int, size: int, seed: int) -> Batch:
     """``size`` sentences of exactly ``length`` random words (chars 3-9 per word), all tags ``O``."""
     g = torch.Generator().manual_seed(seed)
@@ -85,68 +57,20 @@ def synthetic_batch(vocabs: dict, length: int, size: int, seed: int) -> Batch:
     return Batch([], torch.arange(size), words, chars, mask, tags)
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def train_step(model: PSA, opt: torch.optim.Optimizer, batch: Batch, amp) -> None:
-    opt.zero_grad(set_to_none=True)
-    with amp:
-        loss = model.compute_loss(batch)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-    opt.step()
-
-
-def time_models(models: dict, batches: list[Batch], rounds: int, warmup: int, device: torch.device, amp
-                ) -> dict[str, tuple[float, float | None]]:
-    """Median seconds per step (over rounds of the batch list) and peak CUDA memory (MiB) per model."""
-    batches = [b.to(device) for b in batches]
-    times = {name: [] for name in models}
-    peak = {name: 0.0 for name in models}
-    for r in range(warmup + rounds):
-        for name, (model, opt) in models.items():
-            total = 0.0
-            for batch in batches:
-                if device.type == "cuda":
-                    torch.cuda.reset_peak_memory_stats()
-                sync(device)
-                t0 = time.perf_counter()
-                train_step(model, opt, batch, amp)
-                sync(device)
-                total += time.perf_counter() - t0
-                if device.type == "cuda":
-                    peak[name] = max(peak[name], torch.cuda.max_memory_allocated() / 2 ** 20)
-            if r >= warmup:
-                times[name].append(total / len(batches))
-    return {n: (statistics.median(t), peak[n] if device.type == "cuda" else None) for n, t in times.items()}
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap = make_parser(__doc__.split("\n\n")[0], batches=30, batches_help="real batches timed in part 1", rounds=5,
+                     bf16_help="bf16 autocast (LSTMs and CRF stay fp32)")
     ap.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 40, 80, 160])
-    ap.add_argument("--batches", type=int, default=30, help="real batches timed in part 1")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--bf16", action="store_true", help="bf16 autocast (LSTMs and CRF stay fp32)")
     args = ap.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
-    amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else nullcontext()
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+    device, amp, where = setup(args)
     print(f"# PSA cost ({where}; {'bf16 autocast' if args.bf16 else 'fp32'}; batch 10; torch {torch.__version__})\n")
 
-    vocabs, batches, per_epoch, corpus = load_batches(args.batches)
-    lengths = [int(b.mask.sum(1).max()) for b in batches]
+    dm, batches, per_epoch, corpus = load_train_batches(args.batches)
+    vocabs = dm.vocabs
     models = make_models(vocabs, device, list(VARIANTS))
-    res = time_models(models, batches, args.rounds, args.warmup, device, amp)
+    res = time_models(models, batches, args.rounds, args.warmup, device, amp, clip=5.0)
     base = res["BiLSTM-CRF"][0]
-    print(f"## {corpus}: {len(batches)} bucketed batches (max length {min(lengths)}-{max(lengths)}), "
-          f"{per_epoch} batches per epoch\n")
+    print(f"{batches_heading(corpus, batches, per_epoch)}\n")
     cuda = device.type == "cuda"
     print("| model | ms / step | ratio vs BiLSTM-CRF | est. s / epoch |" + (" peak MiB |" if cuda else ""))
     print("|---|---:|---:|---:|" + ("---:|" if cuda else ""))
@@ -161,7 +85,7 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if cuda else ""))
     for i, length in enumerate(args.lengths):
         batch = synthetic_batch(vocabs, length, 10, seed=i)
-        res_l = time_models(models, [batch], max(3, args.rounds), args.warmup, device, amp)
+        res_l = time_models(models, [batch], max(3, args.rounds), args.warmup, device, amp, clip=5.0)
         (tb, mb), (tp, mp) = res_l["BiLSTM-CRF"], res_l["PSA (both)"]
         # the two [B, L, L, d] tanh activations kept for backward (d = 150 and 300), fp32
         att = 10 * length * length * (150 + 300) * (2 if args.bf16 else 4) / 2 ** 20

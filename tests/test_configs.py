@@ -120,7 +120,8 @@ def instantiate_model(config: dict, transformer_dir: str):
     model.setdefault("init_args", {})["vocabs"] = tiny_vocabs(*data_task(config))
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(NERModule, "model", required=True)
-    return parser.instantiate_classes(parser.parse_object({"model": model})).model
+    instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # renamed in jsonargparse 4.49
+    return instantiate(parser.parse_object({"model": model})).model
 
 
 def sample_batch(model):

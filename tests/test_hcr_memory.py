@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-import socket
 
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from conftest import corpus_dir
+from ddp_utils import spawn_gloo
 from ner_zoo.errors import NerZooError
 from ner_zoo.modules.memory import KeyValueTokenMemory, last_unique
 
@@ -168,35 +166,25 @@ def _rank_writes(rank: int):
                                                                                                  generator=g)
 
 
-def _worker(rank: int, port: int, out: str) -> None:
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD)
-    try:
-        mem = KeyValueTokenMemory(8, 3, 2, max_slots=10)
-        mem.build({"train": TRAIN, "dev": [[2, 5], [3], [4, 4, 2]]})
-        idx, mask, keys, values = _rank_writes(rank)
-        mem.write(mem.slots_of("train", idx, mask), keys, values)  # training: gathered at once
-        # evaluation: ranks run different numbers of batches, then sync once
-        dev = [[0], [2]] if rank == 0 else [[1]]
-        for d in dev:
-            m = _mask([[2, 5], [3], [4, 4, 2]][d[0]:d[0] + 1])
-            mem.write(mem.slots_of("dev", torch.tensor(d), m), torch.full((*m.shape, 3), 1.0 + d[0]),
-                      torch.full((*m.shape, 2), 10.0 + d[0]), deferred=True)
-        mem.sync_deferred()
-        torch.save({k: v.clone() for k, v in mem.state_dict().items()}, f"{out}.{rank}")
-    finally:
-        dist.destroy_process_group()
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _worker(rank: int, out: str) -> None:
+    mem = KeyValueTokenMemory(8, 3, 2, max_slots=10)
+    mem.build({"train": TRAIN, "dev": [[2, 5], [3], [4, 4, 2]]})
+    idx, mask, keys, values = _rank_writes(rank)
+    mem.write(mem.slots_of("train", idx, mask), keys, values)  # training: gathered at once
+    # evaluation: ranks run different numbers of batches, then sync once
+    dev = [[0], [2]] if rank == 0 else [[1]]
+    for d in dev:
+        m = _mask([[2, 5], [3], [4, 4, 2]][d[0]:d[0] + 1])
+        mem.write(mem.slots_of("dev", torch.tensor(d), m), torch.full((*m.shape, 3), 1.0 + d[0]),
+                  torch.full((*m.shape, 2), 10.0 + d[0]), deferred=True)
+    mem.sync_deferred()
+    torch.save({k: v.clone() for k, v in mem.state_dict().items()}, f"{out}.{rank}")
 
 
 @pytest.mark.ddp
 def test_ddp_writes_keep_ranks_identical(tmp_path):
     out = str(tmp_path / "memory")
-    mp.spawn(_worker, args=(_free_port(), out), nprocs=WORLD, join=True)
+    spawn_gloo(_worker, out, world=WORLD)
     states = [torch.load(f"{out}.{r}") for r in range(WORLD)]
     for name in states[0]:
         assert torch.equal(states[0][name], states[1][name]), name

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import random
-import socket
 
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
+from ddp_utils import spawn_gloo
 from ner_zoo.data.schema import Span
 from ner_zoo.metrics import SpanF1, SpanF1ByLength, TokenAccuracy
 
@@ -43,30 +41,20 @@ def _results(span, length, acc) -> dict[str, float]:
     return out
 
 
-def _worker(rank: int, port: int, out_path: str) -> None:
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD)
-    try:
-        preds, golds, guesses, tags = _data()
-        # uneven shards: rank 0 gets the first 20 sentences in one batch, rank 1 the other 33 in three
-        batches = [(0, 20)] if rank == 0 else [(20, 31), (31, 32), (32, 53)]
-        span, length, acc = _metrics()
-        for a, b in batches:
-            span.update(preds[a:b], golds[a:b])
-            length.update(preds[a:b], golds[a:b])
-            acc.update(torch.tensor(guesses[a:b]), torch.tensor(tags[a:b]))
-        result = _results(span, length, acc)
-        assert int(span.n_sentences) == sum(b - a for a, b in batches)  # compute() leaves local states
-        with span.sync_context():
-            result["n_sentences"] = float(span.n_sentences)
-        torch.save(result, f"{out_path}.{rank}")
-    finally:
-        dist.destroy_process_group()
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _worker(rank: int, out_path: str) -> None:
+    preds, golds, guesses, tags = _data()
+    # uneven shards: rank 0 gets the first 20 sentences in one batch, rank 1 the other 33 in three
+    batches = [(0, 20)] if rank == 0 else [(20, 31), (31, 32), (32, 53)]
+    span, length, acc = _metrics()
+    for a, b in batches:
+        span.update(preds[a:b], golds[a:b])
+        length.update(preds[a:b], golds[a:b])
+        acc.update(torch.tensor(guesses[a:b]), torch.tensor(tags[a:b]))
+    result = _results(span, length, acc)
+    assert int(span.n_sentences) == sum(b - a for a, b in batches)  # compute() leaves local states
+    with span.sync_context():
+        result["n_sentences"] = float(span.n_sentences)
+    torch.save(result, f"{out_path}.{rank}")
 
 
 @pytest.mark.ddp
@@ -80,7 +68,7 @@ def test_ddp_sync_equals_single_process(tmp_path):
     assert int(span.unknown_fp) == 1 and 0 < expected["span/f1"] < 1
 
     out = str(tmp_path / "result")
-    mp.spawn(_worker, args=(_free_port(), out), nprocs=WORLD, join=True)
+    spawn_gloo(_worker, out, world=WORLD)
     for rank in range(WORLD):
         got = torch.load(f"{out}.{rank}")
         assert got.pop("n_sentences") == len(golds)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pickle
 from pathlib import Path
 from typing import Sequence
 
@@ -52,15 +53,26 @@ def read_input(path: Path, fmt: str) -> tuple[list[Sentence], bool]:
     return read_conll(path, token_column=0, label_column=-1 if labelled else None), labelled
 
 
-def load_model(ckpt_path: str | Path, map_location: str = "cpu"):
-    """Rebuild the model stored in ``ckpt_path`` (class recorded at save time)."""
-    ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False, mmap=True)
+def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
+    """Rebuild the model stored in ``ckpt_path`` (class recorded at save time).
+
+    Args:
+        ckpt_path: a checkpoint written by ``ner-zoo fit``.
+        map_location: device for the weights.
+        weights_only: refuse pickled objects (safe on files from others); our checkpoints hold only
+            tensors and plain values. ``False`` only for a trusted file that needs it.
+    """
+    try:
+        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=weights_only, mmap=True)
+    except pickle.UnpicklingError as e:
+        raise CheckpointError(f"{ckpt_path} holds pickled objects that safe loading refuses ({str(e)[:300]}); "
+                              "if you trust the file, load it with weights_only=False") from None
     class_path = ckpt.get("ner_zoo_class") or ckpt.get("hyper_parameters", {}).get("_class_path")
     if class_path is None:
         raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (no model class recorded)")
     module, _, name = class_path.rpartition(".")
     cls = getattr(importlib.import_module(module), name)
-    return cls.load_from_checkpoint(ckpt_path, map_location=map_location, weights_only=False)
+    return cls.load_from_checkpoint(ckpt_path, map_location=map_location, weights_only=weights_only)
 
 
 def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",

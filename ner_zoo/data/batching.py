@@ -153,10 +153,42 @@ class ShardSampler(DistributedSampler):
         if self.pad and self.num_replicas > 1:
             total = math.ceil(len(order) / self.num_replicas) * self.num_replicas
             order = order + order[: total - len(order)]
-        return iter(order[self.rank :: self.num_replicas])
+        skip, self.skip = getattr(self, "skip", 0), 0  # set by ResumableDataLoader for one iteration
+        return iter(order[self.rank :: self.num_replicas][skip:])
 
     def __len__(self) -> int:
         n = len(self.lengths)
         if self.pad:
             return math.ceil(n / self.num_replicas)
         return len(range(self.rank, n, self.num_replicas))
+
+
+class ResumableDataLoader(torch.utils.data.DataLoader):
+    """A training loader over a :class:`ShardSampler` that Lightning can resume mid-epoch.
+
+    ``state_dict()`` records the epoch and how many batches of it were handed out; after
+    ``load_state_dict()``, the next iteration of that epoch skips them (same order: the sampler is seeded
+    with ``seed + epoch``), so a run resumed from a mid-epoch checkpoint sees the batches it had not seen.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._epoch, self._served, self._resume = 0, 0, None
+
+    def __iter__(self):
+        sampler = self.sampler
+        self._epoch, self._served = sampler.epoch, 0
+        if self._resume is not None:
+            epoch, served = self._resume
+            self._resume = None
+            if epoch == sampler.epoch and 0 < served < len(self):
+                sampler.skip, self._served = served * self.batch_size, served
+        for batch in super().__iter__():
+            self._served += 1
+            yield batch
+
+    def state_dict(self) -> dict:
+        return {"epoch": self._epoch, "batches": self._served}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._resume = (state["epoch"], state["batches"])

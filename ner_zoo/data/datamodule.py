@@ -16,7 +16,7 @@ from typing import Callable, Literal, Sequence
 import lightning.pytorch as pl
 from torch.utils.data import DataLoader
 
-from ner_zoo.data.batching import Collator, IndexedDataset, ShardSampler
+from ner_zoo.data.batching import Collator, IndexedDataset, ResumableDataLoader, ShardSampler
 from ner_zoo.data.schema import Sentence, label_set
 from ner_zoo.data.splits import carve_dev
 from ner_zoo.data.tagging import TagScheme, tag_names
@@ -211,9 +211,10 @@ class NERDataModule(pl.LightningDataModule):
         bs = self.batch_size if train else self.eval_batch_size
         sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
                                pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
-        return DataLoader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
-                          collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
-                          persistent_workers=self.num_workers > 0)
+        loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
+        return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
+                      collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
+                      persistent_workers=self.num_workers > 0)
 
     def collate_fn(self) -> Callable:
         model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None

@@ -20,6 +20,7 @@ from torch import nn
 from lightning.pytorch.utilities import rank_zero_info
 
 from ner_zoo.data.batching import Batch
+from ner_zoo.data.vocab import Vocab
 from ner_zoo.modules.embeddings import WordEmbedding
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
@@ -57,6 +58,12 @@ class WordCharEmbedder(nn.Module):
             self.words.embedding.weight.copy_(matrix)
         return str(stats)
 
+    def init_from_pretrained(self, words: Vocab, source: str) -> str:
+        """Fill the word embedding from ``source`` for the word vocabulary ``words`` (its ``itos`` and digit
+        normalisation); returns the line to log."""
+        stats = self.load_pretrained(words.itos, source, normalize_digits=words.normalize_digits)
+        return f"word embeddings from {source}: {stats}"
+
     def forward(self, batch: Batch) -> torch.Tensor:
         x = self.words(batch.words)
         if self.chars is not None:
@@ -64,7 +71,18 @@ class WordCharEmbedder(nn.Module):
         return x
 
 
-class BiLSTMCRF(SequenceTagger):
+class PretrainedWordsOnFit:
+    """Mixin for taggers with ``self.embedder`` (a :class:`WordCharEmbedder`) and ``self.embeddings_source``:
+    the pretrained vectors are read once, when fitting starts (not when a checkpoint is loaded)."""
+
+    def setup(self, stage: str) -> None:
+        # a checkpoint restores trained weights over the pretrained ones
+        if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
+            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+            self._glove_loaded = True
+
+
+class BiLSTMCRF(PretrainedWordsOnFit, SequenceTagger):
     """Word + character embeddings -> BiLSTM -> linear -> CRF (or softmax).
 
     Args:
@@ -91,14 +109,6 @@ class BiLSTMCRF(SequenceTagger):
         self.dropout = nn.Dropout(dropout)
         self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
-
-    def setup(self, stage: str) -> None:
-        # Pretrained vectors are read once, for training; a checkpoint restores trained weights over them.
-        if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source,
-                                                  normalize_digits=self.vocabs.words.normalize_digits)
-            self._glove_loaded = True
-            rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.dropout(self.embedder(batch))

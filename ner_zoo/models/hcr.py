@@ -196,9 +196,7 @@ class HCR(SequenceTagger):
     def prepare(self, train: Sequence[Sentence], dev: Sequence[Sentence] = (), test: Sequence[Sentence] = ()) -> None:
         """Load pretrained vectors, initialise the label embeddings and index the memory (once)."""
         if self.embeddings_source is not None:
-            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source,
-                                                  normalize_digits=self.vocabs.words.normalize_digits)
-            rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
+            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
             if self.sentence_embedder is not None:
                 self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
         if self.label_attention is not None:

@@ -27,13 +27,12 @@ from typing import Any, Literal, Sequence
 
 import torch
 import torch.nn.functional as F
-from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor, nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, split_tag, tag_names
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.models.bilstm_crf import CharEncoderFactory, PretrainedWordsOnFit, WordCharEmbedder
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_targets
@@ -152,7 +151,7 @@ class Gate(nn.Module):
 
 
 # the model -------------------------------------------------------------------------------------------------
-class MIN(SequenceTagger):
+class MIN(PretrainedWordsOnFit, SequenceTagger):
     """NER module (BiLSTM-CRF) fed through gates by a boundary module and a type module that interact.
 
     Args:
@@ -238,14 +237,6 @@ class MIN(SequenceTagger):
         else:
             self.projection = nn.Sequential(nn.Linear(fused, fusion_hidden), nn.Tanh(),
                                             nn.Linear(fusion_hidden, self.num_tags))
-
-    def setup(self, stage: str) -> None:
-        # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
-        if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            stats = self.embedder.load_pretrained(self.vocabs.words.itos, self.embeddings_source,
-                                                  normalize_digits=self.vocabs.words.normalize_digits)
-            self._glove_loaded = True
-            rank_zero_info(f"word embeddings from {self.embeddings_source}: {stats}")
 
     def collate(self, items) -> Batch:
         """Default collation plus the sub-task targets (the data module uses this when present)."""

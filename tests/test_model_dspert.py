@@ -1,0 +1,145 @@
+"""DSpERT through the generic battery (nested fixture, flat sample corpus) with a tiny random BERT, plus:
+word alignment of sub-word spans, long sentences over the model maximum, the shallow/tied variants.
+
+Boundary smoothing mass (sums to 1 per span, returns off-sentence mass) is tested in tests/test_spans.py
+(``test_boundary_smoothing_mass``)."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from battery import ModelBattery, build
+from ner_zoo.cli.lightning_cli import NERZooCLI
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.models.dspert import word_aligned_spans, word_to_subword_spans
+from ner_zoo.modules.span_losses import hard_span_targets
+from ner_zoo.modules.spans import SpanGrid
+from tiny_bert import sample_words, tiny_bert_dir  # noqa: F401  (session fixture)
+
+NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
+NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
+               "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
+                             "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
+
+
+def tiny(model_dir, **extra) -> dict:
+    return {"class_path": "ner_zoo.models.dspert.DSpERT",
+            "init_args": {**TINY, "model": str(model_dir), **extra}}
+
+
+TINY = {"max_span_size": 6, "lstm_hidden": 8, "width_dim": 4,
+        "ffn_dim": 16, "pretrained_lr": 1e-3,
+        "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}}
+
+
+class TestDSpERT(ModelBattery):
+    data = NESTED_DATA
+
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_bert_dir):  # noqa: F811
+        self.model = tiny(tiny_bert_dir)
+
+
+class TestDSpERTFlatShallowPacked(ModelBattery):
+    """Flat sample corpus (flat decoding), depth 0 (shallow max-pool) in one class, packed attention."""
+
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_bert_dir):  # noqa: F811
+        self.model = tiny(tiny_bert_dir, depth=1, pack=True, checkpoint=True)
+
+    def test_print_config(self, tmp_path):
+        pytest.skip("same model class as TestDSpERT.test_print_config (a slow subprocess)")
+
+    def test_flat_predictions_do_not_overlap(self, tmp_path):
+        model = self._cli(tmp_path).model.eval()
+        assert not model.nested
+        batch = self._batch(self._cli(tmp_path / "b"))
+        for pred in model.decode(batch):
+            for a, b in zip(pred, pred[1:]):
+                assert a.end <= b.start
+
+
+@pytest.fixture
+def make(tiny_bert_dir, tmp_path):  # noqa: F811
+    return lambda name, **init: build(tiny(tiny_bert_dir, **init), NESTED_DATA, tmp_path / name).model
+
+
+def test_word_aligned_spans():
+    # words: "ab" -> sub-words 0-1, "c" -> 2, "de" -> 3-4
+    start, end = torch.tensor([[0, 2, 3]]), torch.tensor([[2, 3, 5]])
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    spans = torch.tensor([[[0, 2], [0, 1], [1, 3], [2, 5], [0, 5], [3, 4], [2, 3]]])
+    words, ok = word_aligned_spans(spans, start, end, mask)
+    assert ok.tolist() == [[True, False, False, True, True, False, True]]
+    assert words[ok].tolist() == [[0, 1], [1, 3], [0, 3], [1, 2]]
+    gold = torch.tensor([[[0, 1, 1], [1, 3, 2]]])
+    assert word_to_subword_spans(gold, start, end).tolist() == [[[0, 2, 1], [2, 5, 2]]]
+
+
+def test_long_sentence_keeps_every_gold_entity(make):
+    """A sentence of > 64 sub-words (the tiny model's maximum) is windowed by the encoder: every gold entity
+    maps onto the sub-word grid and an oracle on that grid decodes back to exactly the gold spans."""
+    model = make("m").eval()
+    vocab = [w for w in sample_words() if w.isalpha() and len(w) > 3][:40]  # one sub-word each
+    words = (vocab + ["Unseenword"] + vocab)[:90]  # the unseen word splits into many sub-words
+    label = model.vocabs.labels[0]
+    gold = [Span(i, i + 2, label) for i in range(0, len(words) - 2, 7)]
+    batch = model.collate([(0, Sentence(words, gold)), (1, Sentence(vocab[:2], [Span(0, 2, label)]))])
+    enc = model.encode(batch, hidden_states=True)
+    assert enc.subword_mask[0].sum() > 64
+    grid = SpanGrid.build(enc.subword_mask.sum(1), model.max_span_size, enc.subword_mask.shape[1])
+    sub = word_to_subword_spans(batch.gold_spans, enc.word_start, enc.word_end)
+    target = hard_span_targets(grid, sub, batch.gold_mask)
+    assert int((target > 0).sum()) == int(batch.gold_mask.sum())  # none lost
+    probs = torch.nn.functional.one_hot(target, model.num_classes).float()
+    spans, aligned = word_aligned_spans(grid.spans, enc.word_start, enc.word_end, enc.word_mask)
+    assert model.select_spans(spans, grid.mask & aligned, probs) == [gold, [Span(0, 2, label)]]
+    with torch.no_grad():
+        assert torch.isfinite(model.compute_loss(batch)) and len(model.decode(batch)[0]) >= 0
+
+
+def test_variants_share_or_copy_weights(make):
+    tied = make("t", tied_weights=True, depth=2)
+    assert tied.span_transformer.layers[0] is tied.encoder.model.encoder.layer[0]
+    shallow = make("s", depth=0, lstm_hidden=0)
+    assert shallow.span_transformer.depth == 0 and shallow.token_lstm is None
+    full = make("f")
+    assert full.span_transformer.depth == 2
+    assert all(m.p == 0.2 for m in full.encoder.model.modules() if isinstance(m, torch.nn.Dropout))
+    groups = full.parameter_groups()
+    pretrained = {id(p) for p in groups[1]["params"]}
+    assert {id(p) for p in full.span_transformer.parameters()} <= pretrained
+    assert not {id(p) for p in full.classifier.parameters()} & pretrained
+    batch = full.collate(list(enumerate([Sentence(["IL-2", "gene"]), Sentence(["a"])])))
+    for m in (tied, shallow, full):
+        with torch.no_grad():
+            assert torch.isfinite(m.train().compute_loss(batch))
+
+
+@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "dspert")
+                                          .glob("*.yaml")), ids=lambda p: p.stem)
+def test_configs_parse(config):
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
+    printed = yaml.safe_load(out.getvalue())
+    assert printed["model"]["class_path"].endswith("DSpERT")
+
+
+@pytest.mark.parametrize("ablation", sorted((Path(__file__).resolve().parents[1] / "configs" / "dspert" / "ablations")
+                                            .glob("*.yaml")), ids=lambda p: p.stem)
+def test_ablations_parse(ablation):
+    base = Path(__file__).resolve().parents[1] / "configs" / "dspert" / "genia.yaml"
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        NERZooCLI(args=["fit", "--config", str(base), "--config", str(ablation), "--print_config"])
+    model = yaml.safe_load(out.getvalue())["model"]["init_args"]
+    overridden = yaml.safe_load(ablation.read_text())["model"]["init_args"]
+    for key, value in overridden.items():
+        assert model[key] == value or model[key]["class_path"] == value["class_path"]

@@ -1,0 +1,232 @@
+"""Locate-and-Label: the generic battery (nested fixture, flat sample corpus), seeds and regression targets,
+per-example soft weights, illegal adjustments, decoding, and recovering entities longer than every seed."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from battery import ModelBattery, build
+from ner_zoo.cli.lightning_cli import NERZooCLI
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
+from ner_zoo.modules.span_losses import focal_loss
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
+NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
+               "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
+                             "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
+TINY = {"class_path": "ner_zoo.models.locate_and_label.LocateAndLabel",
+        "init_args": {"word_dim": 16, "hidden": 16, "ffn_dim": 32, "train_widths": [1, 2, 3], "eval_width": 4,
+                      "embed_dropout": 0.1, "dropout": 0.1, "score_threshold": 0.3,
+                      "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
+                      "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+
+
+class TestLocateAndLabel(ModelBattery):
+    model = TINY
+    data = NESTED_DATA
+
+
+class TestLocateAndLabelFlat(ModelBattery):
+    """Flat sample corpus (flat decoding), the code's ``sigmoid x length`` regressor, no chars."""
+
+    model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "regressor_norm": "sigmoid_x_len",
+                                   "duplicate_score": "repeat"}}
+
+    def test_print_config(self, tmp_path):
+        pytest.skip("same model class as TestLocateAndLabel.test_print_config (a slow subprocess)")
+
+
+def _model(tmp_path, data=NESTED_DATA, **init) -> LocateAndLabel:
+    return build({**TINY, "init_args": {**TINY["init_args"], **init}}, data, tmp_path).model.eval()
+
+
+def _fix_head(head: torch.nn.Sequential, bias: list[float]) -> None:
+    """Make an MLP head output the constant ``bias``."""
+    with torch.no_grad():
+        head[-1].weight.zero_()
+        head[-1].bias.copy_(torch.tensor(bias))
+
+
+def test_soft_weights_per_example():
+    iou = torch.tensor([1.0, 0.8, 0.5, 0.0, 0.75])
+    hit = torch.tensor([True, True, False, False, True])
+    torch.testing.assert_close(soft_weights(iou, hit, 1.0), torch.tensor([1.0, 0.8, 0.5, 1.0, 0.75]))
+    torch.testing.assert_close(soft_weights(iou, hit, 2.0), torch.tensor([1.0, 0.64, 0.25, 1.0, 0.5625]))
+    assert soft_weights(iou, hit, 0.0).eq(1).all()  # eta = 0: hard examples
+
+
+def test_training_seeds_and_regression_targets(tmp_path):
+    model = _model(tmp_path, train_widths=[1, 2, 3, 4], neg_ratio=None)
+    label = model.vocabs.labels[0]
+    sents = [Sentence(["w"] * 8, [Span(0, 5, label), Span(6, 7, label)]), Sentence(["w"] * 3)]
+    batch = model.collate(list(enumerate(sents)))
+    s = model.training_seeds(batch)
+    seeds, mask = s["seeds"][0][s["mask"][0]].tolist(), s["seeds"][0]
+    assert seeds.count([0, 5]) == 1 and seeds.count([6, 7]) == 1  # gold spans are seeds, once
+    assert len(seeds) == 8 + 7 + 6 + 5 + 1  # widths 1-4 on 8 tokens + the width-5 gold
+    row = {tuple(sp): i for i, sp in enumerate(mask.tolist()) if s["mask"][0, i]}
+    i = row[(1, 5)]  # IoU 4/5 = 0.8 > 0.7: positive, targets (-1, 0)
+    assert s["positive"][0, i] and s["gold_span"][0, i].tolist() == [0, 5]
+    assert (s["gold_span"][0, i] - s["seeds"][0, i]).tolist() == [-1, 0]
+    assert abs(float(s["iou"][0, i]) - 0.8) < 1e-6
+    j = row[(1, 4)]  # IoU 3/5: negative, still paired with gold 0 (for the classifier's online targets)
+    assert not s["positive"][0, j] and int(s["gold_index"][0, j]) == 0
+    assert not s["positive"][0, row[(5, 6)]] and int(s["gold_index"][0, row[(5, 6)]]) == -1
+    assert s["mask"][1].sum() == 3 + 2 + 1 and not s["positive"][1].any()
+
+
+def test_negative_sampling_ratio_and_resampling(tmp_path):
+    model = _model(tmp_path, train_widths=[1, 2, 3, 4])
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["w"] * 20, [Span(3, 4, label)]))])
+    s = model.training_seeds(batch)
+    pos, n = int(s["positive"].sum()), int(s["mask"].sum())
+    assert pos == 1 and n - pos == 5 * pos + 2
+    again = model.training_seeds(batch)["seeds"]
+    assert torch.equal(again, s["seeds"])  # seeded: same step, same sample
+    model._trainer = type("T", (), {"global_step": 1})()  # the next step draws another sample
+    try:
+        assert not torch.equal(model.training_seeds(batch)["seeds"], s["seeds"])
+    finally:
+        model._trainer = None
+
+
+def test_losses_use_per_example_weights(tmp_path):
+    model = _model(tmp_path, train_widths=[1, 2, 3], eta=1.0)
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e", "f"], [Span(1, 4, label), Span(1, 3, label)])),
+                           (1, Sentence(["a", "b", "c"], [Span(0, 2, label)]))])
+    terms = model.loss_terms(batch)
+    s = model.training_seeds(batch)
+    p = model.propose(model.token_states(batch), s["seeds"], s["mask"], batch.lengths)
+    m = s["mask"]
+    w = soft_weights(s["iou"], s["positive"], 1.0)[m]
+    assert (w < 1).any()  # partial overlaps are soft examples
+    logits = torch.stack([torch.zeros_like(p.filter_logits), p.filter_logits], -1)[m]
+    fl = focal_loss(logits, s["positive"][m].long(), 2.0)
+    torch.testing.assert_close(terms["filter"], (fl * w).sum() / m.sum())  # mean of w_i * FL_i, no broadcast
+    assert all(torch.isfinite(v) for v in terms.values())
+
+
+def test_illegal_adjustments_are_excluded(tmp_path):
+    model = _model(tmp_path, filter_threshold=0.0, score_threshold=0.0)
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e"], [Span(1, 3, label)]))])
+    _fix_head(model.classifier, [-5.0] + [5.0] * (model.num_classes - 1))
+    for bias in ([2.0, -2.0], [0.0, 9.0], [-9.0, 0.0]):  # empties every seed / past the end / before the start
+        _fix_head(model.regressor, bias)
+        s = model.training_seeds(batch)
+        p = model.propose(model.token_states(batch), s["seeds"], s["mask"], batch.lengths)
+        assert p.illegal[s["mask"]].all() and torch.equal(p.adjusted, s["seeds"])  # reverted to the seeds
+        assert model.loss_terms(batch)["classifier"] == 0  # nothing left for the classifier loss
+        assert model.decode(batch) == [[]]  # nor for decoding
+    _fix_head(model.regressor, [0.0, 0.0])
+    assert model.decode(batch) != [[]]
+
+
+def test_select_proposals_hand_worked(tmp_path):
+    model = _model(tmp_path, score_threshold=0.5, nms_decay=0.5, nms_iou=0.6)
+    spans = torch.tensor([[[0, 2], [0, 2], [0, 2], [4, 6], [1, 3], [6, 9], [6, 8], [9, 10]]])
+    labels = torch.tensor([[1, 1, 2, 1, 1, 1, 1, 1]])
+    scores = torch.tensor([[0.6, 0.9, 0.95, 0.8, 0.7, 0.9, 0.8, 0.4]])
+    keep = torch.tensor([[True] * 7 + [True]])
+    kept, final = model.select_proposals(spans, labels, scores, keep)
+    # (0,2) x3 merge into the first (score 0.6); it crosses (1,3): both dropped. (6,9) and (6,8): IoU 2/3 > 0.6,
+    # (6,8) decays 0.8 -> 0.4 < 0.5. (9,10) is below delta. (4,6) stays.
+    assert kept[0].nonzero().flatten().tolist() == [3, 5]
+    model.hparams.duplicate_score = "repeat"  # the code's evaluator: 0.6 * 2 same-label duplicates
+    spans2 = torch.tensor([[[0, 2], [0, 2], [3, 4]]])
+    kept, final = model.select_proposals(spans2, torch.tensor([[1, 1, 1]]), torch.tensor([[0.3, 0.9, 0.2]]),
+                                         torch.ones(1, 3, dtype=torch.bool))
+    assert kept[0].tolist() == [True, False, False] and abs(float(final[0, 0]) - 0.6) < 1e-6
+
+
+def test_regressor_reaches_beyond_seed_widths_decoding(tmp_path):
+    """Fixed heads: every seed is extended by 2 tokens, so width-3 seeds become width-5 entities."""
+    model = _model(tmp_path, train_widths=[1, 2, 3], eval_width=3, filter_threshold=0.0, score_threshold=0.0)
+    _fix_head(model.regressor, [0.0, 2.0])
+    _fix_head(model.classifier, [-5.0] + [5.0] * (model.num_classes - 1))
+    batch = model.collate([(0, Sentence(["a"] * 5))])
+    preds = model.decode(batch)[0]  # only (0,3) -> (0,5) and the spans it contains survive crossing removal
+    assert Span(0, 5, model.vocabs.labels[0]) in preds and max(sp.end - sp.start for sp in preds) == 5
+
+
+def _synthetic(path: Path, n: int, rng: random.Random) -> None:
+    filler, names = ["the", "of", "in", "was", "and", "a", "to", "by"], [f"N{i}" for i in range(6)]
+    with path.open("w") as f:
+        for i in range(n):
+            left, right = rng.randint(0, 3), rng.randint(1, 3)
+            tokens = rng.choices(filler, k=left) + rng.choices(names, k=5) + rng.choices(filler, k=right)
+            mention = {"start": left, "end": left + 5, "entity_type": "LONG"}
+            f.write(json.dumps({"tokens": tokens, "doc_id": f"d{i}", "sent_id": f"d{i}-0",
+                                "entity_mentions": [mention]}) + "\n")
+
+
+def test_regressor_recovers_entities_longer_than_every_seed(tmp_path):
+    """Train a tiny model on entities of length 5 with seeds of widths {1, 2, 3} only (alpha1 = 0.5 makes the
+    width-3 seeds inside an entity positives); it must predict length-5 spans it never enumerated."""
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    for split, n in (("train", 48), ("dev", 8), ("test", 8)):
+        _synthetic(tmp_path / f"{split}.jsonlines", n, rng)
+    data = {"class_path": "ner_zoo.data.JsonDataModule",
+            "init_args": {"data_dir": str(tmp_path), "train_file": "train.jsonlines", "dev_file": "dev.jsonlines",
+                          "test_file": "test.jsonlines", "batch_size": 16}}
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "eval_width": 3, "alpha1": 0.5,
+                                       "offset_weight": 1.0, "overlap_weight": 1.0, "dropout": 0.0,
+                                       "embed_dropout": 0.0}}, data, tmp_path / "run")
+    model, dm = cli.model.train(), cli.datamodule
+    dm.setup("fit")
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    for _ in range(40):
+        for batch in dm.train_dataloader():
+            opt.zero_grad()
+            model.compute_loss(batch).backward()
+            opt.step()
+    model.eval()
+    sents = dm.sentences("dev")
+    preds = model.decode(model.collate(list(enumerate(sents))))
+    assert max((sp.end - sp.start for p in preds for sp in p), default=0) == 5
+    hits = sum(sp in set(s.spans) for s, p in zip(sents, preds) for sp in p)
+    assert hits >= len(sents) // 2
+
+
+@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "locate_and_label")
+                                          .glob("*.yaml")), ids=lambda p: p.stem)
+def test_configs_parse(config):
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
+    printed = yaml.safe_load(out.getvalue())
+    assert printed["model"]["class_path"].endswith("LocateAndLabel")
+    assert printed["checkpoint"]["monitor"] == "val/f1"
+
+
+def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  # noqa: F811
+    from types import SimpleNamespace
+
+    transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                   "init_args": {"model": str(tiny_bert_dir), "pooling": "max", "context": 1}}
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
+    model, dm = cli.model, cli.datamodule
+    dm.setup("fit")
+    model._trainer = SimpleNamespace(datamodule=dm)  # setup() only reads trainer.datamodule
+    try:
+        model.setup("fit")
+    finally:
+        model._trainer = None
+    assert len(model.doc_context) == len(dm.sentences("train")) + len(dm.sentences("dev"))
+    batch = next(iter(dm.train_dataloader()))
+    loss = model.train().compute_loss(batch)
+    loss.backward()
+    assert torch.isfinite(loss) and model.encoder.lstm.input_size == 16 + 30 + model.features.output_dim

@@ -1,0 +1,117 @@
+"""Kill and resume: a fit stopped mid-epoch (``max_steps``) with a step checkpoint, resumed with ``ckpt_path``,
+ends with the same metrics and weights as an uninterrupted fit (same seed, deterministic mode).
+
+What makes it exact: Lightning restores model, optimiser, scheduler and loop counters; the training loader
+(:class:`~ner_zoo.data.batching.ResumableDataLoader`) skips the batches of the interrupted epoch already
+seen; :class:`~ner_zoo.training.base.NERModule` checkpoints the random state (dropout masks).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+
+from battery import build
+from ner_zoo.data.batching import IndexedDataset, ResumableDataLoader, ShardSampler
+from test_cli import MODEL
+
+DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 44}}
+STEPS_PER_EPOCH = 6  # 44 sentences in batches of 8
+SCHEDULED = copy.deepcopy(MODEL)
+SCHEDULED["init_args"]["lr_scheduler"] = {"class_path": "torch.optim.lr_scheduler.StepLR",
+                                          "init_args": {"step_size": 1, "gamma": 0.7}}
+
+
+def _trainer(epochs: int, **extra) -> dict:
+    return {"max_epochs": epochs, "deterministic": True, **extra}
+
+
+def _step_checkpoint(tmp: Path, every: int) -> list[dict]:
+    return [{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
+             "init_args": {"dirpath": str(tmp / "steps"), "every_n_train_steps": every, "save_top_k": -1,
+                           "filename": "step{step}"}}]
+
+
+def _fit_uninterrupted(model: dict, tmp: Path, epochs: int):
+    cli = build(model, DATA, tmp / "full", trainer=_trainer(epochs), subcommand="fit")
+    return cli
+
+
+def _fit_killed_and_resumed(model: dict, tmp: Path, epochs: int, kill_at: int):
+    first = build(model, DATA, tmp / "killed", trainer=_trainer(epochs, max_steps=kill_at,
+                                                                 callbacks=_step_checkpoint(tmp, kill_at)),
+                  subcommand="fit")
+    assert first.trainer.global_step == kill_at
+    (ckpt,) = (tmp / "steps").glob(f"*step={kill_at}.ckpt")
+    del first
+    second = build(model, DATA, tmp / "resumed", trainer=_trainer(epochs))  # a fresh process would do the same
+    second.trainer.fit(second.model, datamodule=second.datamodule, ckpt_path=str(ckpt))
+    return second
+
+
+def _assert_same(a, b) -> None:
+    assert a.trainer.global_step == b.trainer.global_step
+    ma = {k: float(v) for k, v in a.trainer.callback_metrics.items() if k.startswith("val/")}
+    mb = {k: float(v) for k, v in b.trainer.callback_metrics.items() if k.startswith("val/")}
+    assert ma == mb and "val/f1" in ma
+    wa, wb = a.model.state_dict(), b.model.state_dict()
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+    oa, ob = a.trainer.optimizers[0].state_dict()["state"], b.trainer.optimizers[0].state_dict()["state"]
+    for k in oa:
+        for name in oa[k]:
+            assert torch.equal(torch.as_tensor(oa[k][name]), torch.as_tensor(ob[k][name])), (k, name)
+    assert a.trainer.optimizers[0].param_groups[0]["lr"] == b.trainer.optimizers[0].param_groups[0]["lr"]
+
+
+def test_loader_skips_served_batches_of_the_interrupted_epoch():
+    def loader():
+        sampler = ShardSampler([3] * 20, 4, shuffle=True, bucket=False, pad=True, seed=7)
+        return ResumableDataLoader(IndexedDataset(list(range(20))), batch_size=4, sampler=sampler,
+                                   collate_fn=lambda items: [i for i, _ in items])
+
+    full = loader()
+    full.sampler.set_epoch(3)
+    it = iter(full)
+    seen = [next(it), next(it)]
+    state = full.state_dict()
+    assert state == {"epoch": 3, "batches": 2}
+    rest = list(it)
+    resumed = loader()
+    resumed.load_state_dict(state)
+    resumed.sampler.set_epoch(3)
+    assert list(resumed) == rest and len(seen + rest) == 5
+    assert len(list(resumed)) == 5  # the skip applies to one iteration only
+    other = loader()
+    other.load_state_dict({"epoch": 2, "batches": 2})  # a state from another epoch is ignored
+    other.sampler.set_epoch(3)
+    assert list(other) == seen + rest
+
+
+def test_resume_mid_epoch_equals_uninterrupted(tmp_path):
+    """Killed at step 9 (mid epoch 1 of 2), resumed: same val metrics, weights, Adam moments, learning rate."""
+    full = _fit_uninterrupted(SCHEDULED, tmp_path, epochs=2)
+    resumed = _fit_killed_and_resumed(SCHEDULED, tmp_path, epochs=2, kill_at=STEPS_PER_EPOCH + 3)
+    _assert_same(full, resumed)
+
+
+def test_resume_at_epoch_boundary_equals_uninterrupted(tmp_path):
+    full = _fit_uninterrupted(SCHEDULED, tmp_path, epochs=2)
+    resumed = _fit_killed_and_resumed(SCHEDULED, tmp_path, epochs=2, kill_at=STEPS_PER_EPOCH)
+    _assert_same(full, resumed)
+
+
+@pytest.mark.slow
+def test_resume_hcr_with_memory_mid_epoch(tmp_path):
+    """HCR: the document-level memory buffers (written during training) survive the kill as well."""
+    from test_model_hcr import tiny_hcr
+
+    model = tiny_hcr(memory_warmup_epochs=0)
+    full = _fit_uninterrupted(model, tmp_path, epochs=2)
+    resumed = _fit_killed_and_resumed(model, tmp_path, epochs=2, kill_at=STEPS_PER_EPOCH + 2)
+    _assert_same(full, resumed)
+    assert any("memory" in k for k in full.model.state_dict())

@@ -1,0 +1,107 @@
+"""Print a markdown table of every YAML under ``configs/``: path, model, dataset, what it reproduces and the
+paper's number (from ``ner_zoo/resources/paper_results.yaml``) for the README.
+
+Model and dataset are the short class names of ``model.class_path`` / ``data.class_path``; ablation files
+(``<paper>/ablations/*.yaml``) inherit them from ``<paper>/conll2003.yaml`` (or the folder's first config).
+The description is the first sentence of the file's leading comment block.
+
+Usage: ``python tools/config_table.py [--configs configs]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS = ROOT / "ner_zoo" / "resources" / "paper_results.yaml"
+# a sentence ends at ". " unless the period closes an abbreviation common in these headers
+SENTENCE_END = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bSec)(?<!\bcf)(?<!\bvs)(?<!\bEq)(?<!\bFig)(?<!\bTab)\.(\s|$)")
+
+
+def description(path: Path) -> str:
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        text = line.lstrip("#").strip()
+        if text.startswith(("ner-zoo ", "wandb ")):  # usage lines
+            break
+        lines.append(text)
+    text = " ".join(t for t in lines if t)
+    text = re.split(r"\s{2,}(?:ner-zoo|wandb) ", text)[0].rstrip(": ")  # an inline usage example
+    match = SENTENCE_END.search(text)
+    text = text[: match.start() + 1] if match else text
+    return text.replace("|", "\\|")
+
+
+def load(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def parent_config(path: Path) -> Path | None:
+    if path.parent.name != "ablations":
+        return None
+    folder = path.parent.parent
+    parent = folder / "conll2003.yaml"
+    return parent if parent.exists() else next(iter(sorted(folder.glob("*.yaml"))), None)
+
+
+def short(section) -> str:
+    if isinstance(section, dict) and section.get("class_path"):
+        return section["class_path"].rsplit(".", 1)[-1]
+    return ""
+
+
+def paper_number(model: str, data: str, variant: str | None) -> str:
+    for row in yaml.safe_load(PAPERS.read_text()):
+        if row["model"] == model and row["data"] == data and row.get("variant") == variant:
+            std = f" ± {row['std']:.2f}" if row.get("std") is not None else ""
+            return f"{row['value']:.2f}{std}"
+    return ""
+
+
+def rows(configs: Path) -> list[dict]:
+    out = []
+    paths = sorted(configs.rglob("*.yaml"), key=lambda p: (p.parent.parent if p.parent.name == "ablations"
+                                                               else p.parent, p.parent.name == "ablations", p))
+    for path in paths:
+        cfg = load(path)
+        parent = parent_config(path)
+        base = load(parent) if parent else {}
+        model = short(cfg.get("model")) or short(base.get("model"))
+        data = short(cfg.get("data")) or short(base.get("data"))
+        # an ablation has a paper row only when it names its variant (else its header gives the number)
+        variant = cfg.get("variant")
+        known = bool(model and data) and (not parent or variant is not None)
+        rel = path.relative_to(configs.parent)
+        if parent:
+            usage = f"`{parent.relative_to(configs.parent)}` + `{rel}`"
+        else:
+            usage = f"`{rel}`"
+        out.append({"config": usage, "model": model or "—", "dataset": data or "—",
+                    "reproduces": description(path),
+                    "paper": paper_number(model, data, variant) if known else ""})
+    return out
+
+
+def to_markdown(table: list[dict]) -> str:
+    cols = ["config", "model", "dataset", "reproduces", "paper"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in table]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--configs", type=Path, default=ROOT / "configs")
+    a = p.parse_args(argv)
+    print(to_markdown(rows(a.configs.resolve())))
+
+
+if __name__ == "__main__":
+    main()
