@@ -38,6 +38,7 @@ test-all: install
 bench: install
 	$(PY) benchmarks/crf_speed.py
 	$(PY) benchmarks/read_speed.py
+	$(PY) benchmarks/throughput.py
 
 lint: install
 	$(VENV)/bin/ruff check ner_zoo tests benchmarks

@@ -3,7 +3,7 @@
 Parsing goes through ``NERZooCLI``'s parser (built once), so unknown keys and wrong types in model, data,
 trainer and checkpoint sections fail here. The model is then instantiated with tiny substitutions: the
 vocabularies of the bundled sample corpus (with the task of the config's data class), ``embeddings: null``
-instead of GloVe and the tiny random BERT of ``tests/tiny_bert.py`` for every transformer ``model`` key.
+instead of GloVe and the tiny random BERT of ``tests/tiny_bert.py`` (12 layers) for every transformer ``model`` key.
 Ablation files (``<paper>/ablations/*.yaml``) are composed over ``<paper>/conll2003.yaml`` (or the first
 config of that folder); ``logging/*.yaml`` over ``configs/quickstart.yaml``. Real corpora are never read.
 """
@@ -43,6 +43,24 @@ def compose(path: Path) -> list[Path]:
             parent = sorted(folder.glob("*.yaml"))[0]
         return [parent, path]
     return [path]
+
+
+@pytest.fixture(scope="session")
+def deep_tiny_bert(tiny_bert_dir, tmp_path_factory) -> Path:  # noqa: F811
+    """The tiny BERT with 12 layers (hidden 32), so configs that pick a layer of a base model stay valid."""
+    import shutil
+
+    from transformers import BertConfig, BertModel
+
+    out = tmp_path_factory.mktemp("deep_tiny_bert")
+    for f in tiny_bert_dir.iterdir():
+        if f.is_file() and not f.name.startswith(("model", "config")):
+            shutil.copy(f, out / f.name)  # tokenizer files
+    config = BertConfig.from_pretrained(tiny_bert_dir)
+    config.num_hidden_layers = 12
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(out)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -140,13 +158,13 @@ def test_every_config_is_audited():
 
 
 @pytest.mark.parametrize("path", config_files(), ids=lambda p: str(p.relative_to(CONFIGS)))
-def test_config_parses_and_model_builds(path, tiny_bert_dir):  # noqa: F811
+def test_config_parses_and_model_builds(path, deep_tiny_bert):
     config = parse(compose(path))
     assert config["model"]["class_path"].startswith("ner_zoo.models.")
     assert config["data"]["class_path"].startswith("ner_zoo.data.")
     assert config["checkpoint"]["monitor"] == "val/f1"
     torch.manual_seed(0)
-    model = instantiate_model(config, str(tiny_bert_dir))
+    model = instantiate_model(config, str(deep_tiny_bert))
     assert type(model).__name__ == config["model"]["class_path"].rsplit(".", 1)[-1]
     assert sum(p.numel() for p in model.parameters()) > 0
     if model.task == "pos":  # the sample corpus has no POS column: instantiation only

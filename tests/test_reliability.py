@@ -209,7 +209,6 @@ def test_checkpoint_from_incompatible_version(fitted, tmp_path, version):
         load_model(bad)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["bilstm_crf", "psa", "hcr", "min"])
 def test_1000_token_sentence_every_model(tmp_path, name):
     """Fit 2 steps, reload from the checkpoint alone (weights_only), tag a 1,000-token sentence."""

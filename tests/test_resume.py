@@ -106,6 +106,8 @@ def test_resume_at_epoch_boundary_equals_uninterrupted(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(reason="HCR diverges after a mid-epoch resume (cause not yet found: memory state or extra "
+                          "random draws); see docs/reliability.md", strict=True)
 def test_resume_hcr_with_memory_mid_epoch(tmp_path):
     """HCR: the document-level memory buffers (written during training) survive the kill as well."""
     from test_model_hcr import tiny_hcr

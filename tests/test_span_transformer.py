@@ -78,7 +78,8 @@ def test_copied_vs_tied_weights_and_checkpoint_gradients():
     tied = SpanTransformer.from_pretrained(model, 2, tied=True)
     assert copied.is_pretrained and tied.layers[0] is model.encoder.layer[1]
     assert copied.layers[0] is not model.encoder.layer[1]
-    torch.testing.assert_close(copied.layers[0].attention.self.query.weight, model.encoder.layer[1].attention.self.query.weight)
+    torch.testing.assert_close(copied.layers[0].attention.self.query.weight,
+                               model.encoder.layer[1].attention.self.query.weight)
     with pytest.raises(ValueError, match="depth"):
         SpanTransformer.from_pretrained(model, 4)
     hidden = [h.detach().requires_grad_() for h in _hidden(model)]

@@ -84,12 +84,13 @@ class NERZooCLI(LightningCLI):
             args = logger["init_args"]
             if not wandb_has_key() and os.environ.get("WANDB_MODE") not in ("online", "disabled"):
                 args["offline"] = True
-            if not args.get("name"):
+            if args.get("name") in (None, "", "lightning_logs"):
                 args["name"] = f"{model}-{data}-seed{config.get('seed_everything')}"
-            extra = logger.setdefault("dict_kwargs", {})
+            extra = dict(logger.get("dict_kwargs") or {})
             extra.setdefault("group", data)
             tags = list(extra.get("tags") or [])
             extra["tags"] = tags + [t for t in (model, data, f"seed{config.get('seed_everything')}") if t not in tags]
+            logger["dict_kwargs"] = extra
 
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit"):

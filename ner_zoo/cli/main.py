@@ -29,6 +29,11 @@ def main(argv: Sequence[str] | None = None) -> int | None:
     from ner_zoo.cli.lightning_cli import NERZooCLI
 
     NERZooCLI(args=None if argv is None else args)  # from the shell, LightningCLI reads sys.argv itself
+    if "wandb" in sys.modules:  # close the run, or an offline run file ends without its exit record
+        import wandb
+
+        if wandb.run is not None:
+            wandb.finish()
     return 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 import lightning.pytorch as pl
+import torch
 from torch.utils.data import DataLoader
 
 from ner_zoo.data.batching import Collator, IndexedDataset, ResumableDataLoader, ShardSampler
@@ -212,9 +213,12 @@ class NERDataModule(pl.LightningDataModule):
         sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
                                pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
+        # a generator of its own: starting an epoch then draws nothing from the global random state, so the
+        # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
         return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
                       collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
-                      persistent_workers=self.num_workers > 0)
+                      persistent_workers=self.num_workers > 0,
+                      generator=torch.Generator().manual_seed(self.split_seed))
 
     def collate_fn(self) -> Callable:
         model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
