@@ -25,9 +25,9 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	$(VENV)/bin/uv pip install --python $(PY) -q --no-deps -e .
 	touch $@
 
+# trains, then tests the best checkpoint (test_after_fit in the config) and prints the per-type table
 quickstart: install
 	$(VENV)/bin/ner-zoo fit --config configs/quickstart.yaml
-	$(VENV)/bin/ner-zoo test --config configs/quickstart.yaml --ckpt_path best
 
 test: install
 	$(PY) -m pytest -q -m "not slow"
