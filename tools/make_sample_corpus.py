@@ -1,5 +1,7 @@
 """Generate the bundled sample corpus (synthetic sentences from templates; no real corpus text).
 
+Some names belong to several types (Jordan, Florence, Georgia, Sydney), so context matters.
+
 Run: python tools/make_sample_corpus.py  (deterministic; rewrites ner_zoo/data/sample/*.conll)
 """
 
@@ -7,12 +9,14 @@ import random
 from pathlib import Path
 
 PER = ["Anna Berg", "Marco Rossi", "Li Wei", "Sara Okafor", "John Miller", "Eva Novak", "Omar Haddad",
-       "Mei Tanaka", "Paul Dubois", "Nina Petrova", "Carlos Vega", "Ingrid Holm", "Raj Patel", "Tom"]
+       "Mei Tanaka", "Paul Dubois", "Nina Petrova", "Carlos Vega", "Ingrid Holm", "Raj Patel", "Tom",
+       "Jordan", "Georgia Banks", "Sydney Clark", "Florence"]
 LOC = ["Paris", "Nairobi", "Lake Geneva", "Oslo", "New Delhi", "Lima", "Cape Town", "Kyoto", "Berlin",
-       "the Alps", "Quebec City", "Cairo", "Sydney", "Rio de Janeiro"]
+       "the Alps", "Quebec City", "Cairo", "Sydney", "Rio de Janeiro", "Jordan", "Georgia", "Florence"]
 ORG = ["Acme Corp", "the United Nations", "Globex", "Red Cross", "Northwind Bank", "Initech",
-       "the World Bank", "Umbrella Labs", "Blue Harbor Foods", "Stark Industries", "FC Porto"]
-MISC = ["Olympic", "French", "Nobel Prize", "Kenyan", "Japanese", "World Cup", "Euro", "Norwegian"]
+       "the World Bank", "Umbrella Labs", "Blue Harbor Foods", "Stark Industries", "FC Porto", "Cairo Motors",
+       "Florence Group"]
+MISC = ["Olympic", "French", "Nobel Prize", "Kenyan", "Japanese", "World Cup", "Euro", "Norwegian", "Georgian"]
 
 TEMPLATES = [
     "{PER} visited {LOC} on Monday .",
@@ -28,6 +32,9 @@ TEMPLATES = [
     "Rain delayed the match between {ORG} and {ORG} .",
     "{PER} left {LOC} for {LOC} .",
     "Officials said the talks were constructive .",
+    "{PER} met {PER} in {LOC} .",
+    "{LOC} beat {LOC} 2-1 in the {MISC} qualifier .",
+    "Analysts at {ORG} expect growth in {LOC} .",
     "The report by {ORG} was published in {LOC} .",
 ]
 
