@@ -28,7 +28,7 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple
 
 import torch
 from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
