@@ -74,7 +74,7 @@ class BiaffineNER(TransformerSpanModel):
         self.end_ffn = nn.Sequential(nn.Linear(dim, ffn_dim), nn.ReLU(), nn.Dropout(ffn_dropout))
         self.biaffine = Biaffine(ffn_dim, ffn_dim, self.num_classes)
         self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
-        self._init_context()
+        self.init_document_context()
 
     def span_logits(self, batch: SpanBatch) -> tuple[SpanGrid, Tensor]:
         """The word span grid (widths ``1..max_width``) and the logits ``[B, S, num_classes]`` of its spans."""

@@ -28,7 +28,8 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding
-from ner_zoo.modules.transformer import MINILM, DocumentContext, EncoderOutput, TransformerEncoder
+from ner_zoo.modules.transformer import MINILM, EncoderOutput, TransformerEncoder
+from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
@@ -71,44 +72,14 @@ def word_aligned_spans(spans: Tensor, word_start: Tensor, word_end: Tensor, word
     return torch.stack([s, e], -1), (s >= 0) & (e > s)
 
 
-class TransformerSpanModel(SpanModel):
+class TransformerSpanModel(DocumentContextHooks, SpanModel):
     """A span model on a :class:`TransformerEncoder` with optional document context (shared by DSpERT and
     the biaffine baseline). Subclasses set ``self.encoder``."""
 
     encoder: TransformerEncoder
 
-    def _init_context(self) -> None:
-        self.doc_context = DocumentContext()
-        self._warned_context = False
-
-    def add_context(self, sentences: Sequence) -> None:
-        """Make ``sentences`` available as document context (by ``doc_id``/``index``)."""
-        self.doc_context.add(sentences)
-
-    def setup(self, stage: str) -> None:
-        if self.encoder.context <= 0:
-            return
-        datamodule = getattr(self.trainer, "datamodule", None)
-        splits = {"fit": ("train", "dev"), "validate": ("dev",)}.get(stage, ("test",))
-        for split in splits if hasattr(datamodule, "sentences") else ():
-            try:
-                self.add_context(datamodule.sentences(split))
-            except FileNotFoundError:
-                pass
-
-    def on_predict_start(self) -> None:
-        if self.encoder.context > 0:
-            loaders = self.trainer.predict_dataloaders
-            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
-                self.add_context(getattr(loader.dataset, "sentences", ()))
-
     def encode(self, batch: SpanBatch, hidden_states: bool = False) -> EncoderOutput:
-        left = right = None
-        if self.encoder.context > 0:
-            if not len(self.doc_context) and not self._warned_context:
-                rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
-                self._warned_context = True
-            left, right = self.doc_context.get(batch.sentences, self.encoder.context)
+        left, right = self.neighbours(batch.sentences)
         return self.encoder.encode([s.tokens for s in batch.sentences], batch.mask.device, left, right,
                                    hidden_states=hidden_states)
 
@@ -168,7 +139,7 @@ class DSpERT(TransformerSpanModel):
                                         nn.Dropout(d_out), nn.Linear(ffn_dim, self.num_classes))
         self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
         self._warned_width = False
-        self._init_context()
+        self.init_document_context()
 
     # representations ----------------------------------------------------------------------------------------
     def span_states(self, hidden: Sequence[Tensor], mask: Tensor, grid: SpanGrid) -> Tensor:

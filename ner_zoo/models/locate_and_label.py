@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Span
@@ -40,7 +40,7 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import crossing_matrix, decode_batch, same_span_matrix, soft_nms_batch
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
-from ner_zoo.modules.transformer import DocumentContext
+from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
@@ -93,7 +93,7 @@ def _mlp(in_dim: int, hidden: int, out: int, dropout: float) -> nn.Sequential:
     return nn.Sequential(nn.Dropout(dropout), nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, out))
 
 
-class LocateAndLabel(SpanModel):
+class LocateAndLabel(DocumentContextHooks, SpanModel):
     """Seed spans -> proposal filter + boundary regressor -> entity classifier on adjusted spans.
 
     Args:
@@ -161,7 +161,7 @@ class LocateAndLabel(SpanModel):
         self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
         self.pos = nn.Embedding(len(self.vocabs.features[pos_feature]), pos_dim) if self.pos_feature else None
         self.features = features
-        self.doc_context = DocumentContext()
+        self.init_document_context()
         input_dim = (self.embedder.output_dim + (pos_dim if self.pos is not None else 0)
                      + (features.output_dim if features is not None else 0))
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
@@ -173,28 +173,16 @@ class LocateAndLabel(SpanModel):
 
     # setup -------------------------------------------------------------------------------------------------
     def setup(self, stage: str) -> None:
-        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
-        if self._context > 0 and hasattr(datamodule, "sentences"):
-            for split in {"fit": ("train", "dev"), "validate": ("dev",)}.get(stage, ("test",)):
-                try:
-                    self.doc_context.add(datamodule.sentences(split))
-                except FileNotFoundError:
-                    pass
+        self.index_context(stage)
         if stage != "fit" or getattr(self, "_fit_prepared", False):
             return
         self._fit_prepared = True
         if self.embeddings_source is not None:  # read once for training; checkpoints restore trained weights
             rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
 
-    def on_predict_start(self) -> None:
-        if self._context > 0:
-            loaders = self.trainer.predict_dataloaders
-            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
-                self.doc_context.add(getattr(loader.dataset, "sentences", ()))
-
     @property
-    def _context(self) -> int:
-        return int(getattr(self.features, "context", 0) or 0)
+    def context_encoder(self):
+        return self.features  # the transformer features read the neighbouring sentences
 
     # encoder -----------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
@@ -203,12 +191,9 @@ class LocateAndLabel(SpanModel):
         if self.pos is not None:
             parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
         if self.features is not None:
-            extra = {}
-            if self._context > 0:
-                if not len(self.doc_context):
-                    rank_zero_warn("features.context > 0 but no document context is indexed: sentences alone")
-                extra = dict(zip(("left", "right"), self.doc_context.get(batch.sentences, self._context)))
-            out = self.features([s.tokens for s in batch.sentences], batch.mask.device, **extra)
+            left, right = self.neighbours(batch.sentences)
+            kwargs = {} if left is None else {"left": left, "right": right}
+            out = self.features([s.tokens for s in batch.sentences], batch.mask.device, **kwargs)
             parts.append((out[0] if isinstance(out, tuple) else out).to(parts[0].dtype))
         x = self.embed_dropout(torch.cat(parts, -1))
         if self.encoder is not None:

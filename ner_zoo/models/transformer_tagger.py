@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import Any, Literal, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
-from ner_zoo.modules.transformer import MINILM, DocumentContext, LayerSpec, TransformerEncoder
+from ner_zoo.modules.transformer import MINILM, LayerSpec, TransformerEncoder
+from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.tagger import SequenceTagger
 
 CASING = "casing"  # key of the casing ids in ``Batch.features``
@@ -48,7 +48,7 @@ def casing_tensor(batch: Batch) -> torch.Tensor:
     return ids
 
 
-class TransformerTagger(SequenceTagger):
+class TransformerTagger(DocumentContextHooks, SequenceTagger):
     """Pretrained transformer -> word states (+ casing embedding) -> dropout -> linear -> CRF (or softmax).
 
     Args:
@@ -83,8 +83,7 @@ class TransformerTagger(SequenceTagger):
         self.casing = CasingEmbedding(casing_dim) if casing_dim > 0 else None
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Linear(self.encoder.output_dim + casing_dim, self.num_tags)
-        self.doc_context = DocumentContext()
-        self._warned_context = False
+        self.init_document_context()
 
     # data ------------------------------------------------------------------------------------------------
     @property
@@ -93,35 +92,9 @@ class TransformerTagger(SequenceTagger):
         base = self.vocabs.collator()
         return CasingCollator(base) if self.casing is not None else base
 
-    def add_context(self, sentences: Sequence) -> None:
-        """Make ``sentences`` available as document context (by ``doc_id``/``index``)."""
-        self.doc_context.add(sentences)
-
-    def setup(self, stage: str) -> None:
-        if self.encoder.context <= 0:
-            return
-        datamodule = getattr(self.trainer, "datamodule", None)
-        splits = {"fit": ("train", "dev"), "validate": ("dev",)}.get(stage, ("test",))
-        for split in splits if hasattr(datamodule, "sentences") else ():
-            try:
-                self.add_context(datamodule.sentences(split))
-            except FileNotFoundError:
-                pass
-
-    def on_predict_start(self) -> None:
-        if self.encoder.context > 0:
-            loaders = self.trainer.predict_dataloaders
-            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
-                self.add_context(getattr(loader.dataset, "sentences", ()))
-
     # model -----------------------------------------------------------------------------------------------
     def emissions(self, batch: Batch) -> torch.Tensor:
-        left = right = None
-        if self.encoder.context > 0:
-            if not len(self.doc_context) and not self._warned_context:
-                rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
-                self._warned_context = True
-            left, right = self.doc_context.get(batch.sentences, self.encoder.context)
+        left, right = self.neighbours(batch.sentences)
         x, _ = self.encoder([s.tokens for s in batch.sentences], batch.mask.device, left, right)
         if self.casing is not None:
             ids = batch.features.get(CASING)

@@ -1,0 +1,65 @@
+"""Document context for transformer models: index neighbouring sentences, hand them to the encoder."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from lightning.pytorch.utilities import rank_zero_warn
+
+from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.transformer import DocumentContext
+
+SPLITS_BY_STAGE = {"fit": ("train", "dev"), "validate": ("dev",)}
+
+
+class DocumentContextHooks:
+    """Mixin for a LightningModule whose transformer reads ``context`` neighbouring sentences per side.
+
+    The sentences of the data module's splits (at ``setup``) and of the predict loaders are indexed by
+    ``(doc_id, index)``; :meth:`neighbours` returns the left/right token lists of a batch. Subclasses call
+    :meth:`init_document_context` in ``__init__`` and may override :attr:`context_encoder`.
+    """
+
+    def init_document_context(self) -> None:
+        self.doc_context = DocumentContext()
+        self._warned_context = False
+
+    @property
+    def context_encoder(self):
+        return getattr(self, "encoder", None)
+
+    @property
+    def context_width(self) -> int:
+        return int(getattr(self.context_encoder, "context", 0) or 0)
+
+    def add_context(self, sentences: Sequence[Sentence]) -> None:
+        """Make ``sentences`` available as document context (by ``doc_id``/``index``)."""
+        self.doc_context.add(sentences)
+
+    def index_context(self, stage: str) -> None:
+        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        if self.context_width <= 0 or not hasattr(datamodule, "sentences"):
+            return
+        for split in SPLITS_BY_STAGE.get(stage, ("test",)):
+            try:
+                self.add_context(datamodule.sentences(split))
+            except FileNotFoundError:
+                pass
+
+    def setup(self, stage: str) -> None:
+        self.index_context(stage)
+
+    def on_predict_start(self) -> None:
+        if self.context_width > 0:
+            loaders = self.trainer.predict_dataloaders
+            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
+                self.add_context(getattr(loader.dataset, "sentences", ()))
+
+    def neighbours(self, sentences: Sequence[Sentence]) -> tuple[list | None, list | None]:
+        """Left and right context token lists of ``sentences`` (``None, None`` without context)."""
+        if self.context_width <= 0:
+            return None, None
+        if not len(self.doc_context) and not self._warned_context:
+            rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
+            self._warned_context = True
+        return self.doc_context.get(sentences, self.context_width)
