@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from battery import ModelBattery, build
-from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
@@ -69,13 +65,3 @@ def test_span_logits_are_biaffine_scores(tiny_bert_dir, tmp_path):  # noqa: F811
     assert grid.mask.tolist() == [[True] * 5, [True, False, False, False, False]]
     torch.testing.assert_close(logits[0, 3], full[0, 0, 1])  # span (0, 2): start 0, last word 1
     torch.testing.assert_close(logits[1, 0], full[1, 0, 0])
-
-
-@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "biaffine_ner")
-                                          .glob("*.yaml")), ids=lambda p: p.stem)
-def test_configs_parse(config):
-    out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(SystemExit):
-        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
-    printed = yaml.safe_load(out.getvalue())
-    assert printed["model"]["class_path"].endswith("BiaffineNER")

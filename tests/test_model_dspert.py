@@ -122,15 +122,6 @@ def test_variants_share_or_copy_weights(make):
             assert torch.isfinite(m.train().compute_loss(batch))
 
 
-@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "dspert")
-                                          .glob("*.yaml")), ids=lambda p: p.stem)
-def test_configs_parse(config):
-    out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(SystemExit):
-        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
-    printed = yaml.safe_load(out.getvalue())
-    assert printed["model"]["class_path"].endswith("DSpERT")
-
 
 @pytest.mark.parametrize("ablation", sorted((Path(__file__).resolve().parents[1] / "configs" / "dspert" / "ablations")
                                             .glob("*.yaml")), ids=lambda p: p.stem)

@@ -3,18 +3,14 @@ per-example soft weights, illegal adjustments, decoding, and recovering entities
 
 from __future__ import annotations
 
-import io
 import json
 import random
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from battery import ModelBattery, build
-from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
 from ner_zoo.modules.span_losses import focal_loss
@@ -200,16 +196,6 @@ def test_regressor_recovers_entities_longer_than_every_seed(tmp_path):
     hits = sum(sp in set(s.spans) for s, p in zip(sents, preds) for sp in p)
     assert hits >= len(sents) // 2
 
-
-@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "locate_and_label")
-                                          .glob("*.yaml")), ids=lambda p: p.stem)
-def test_configs_parse(config):
-    out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(SystemExit):
-        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
-    printed = yaml.safe_load(out.getvalue())
-    assert printed["model"]["class_path"].endswith("LocateAndLabel")
-    assert printed["checkpoint"]["monitor"] == "val/f1"
 
 
 def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  # noqa: F811

@@ -3,16 +3,12 @@ the span-model plumbing: SpanBatch tensors, flat vs nested decoding, length-buck
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from battery import SAMPLE_DATA, ModelBattery, build
-from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
@@ -120,14 +116,3 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
     batch = trained.collate(list(enumerate(cli.datamodule.sentences("dev")[:4])))
     with torch.no_grad():
         torch.testing.assert_close(loaded.span_logits(batch)[1], trained.span_logits(batch)[1])
-
-
-@pytest.mark.parametrize("config", sorted((Path(__file__).resolve().parents[1] / "configs" / "span_classifier")
-                                          .glob("*.yaml")), ids=lambda p: p.stem)
-def test_configs_parse(config):
-    out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(SystemExit):
-        NERZooCLI(args=["fit", "--config", str(config), "--print_config"])
-    printed = yaml.safe_load(out.getvalue())
-    assert printed["model"]["class_path"].endswith("ExhaustiveSpanClassifier")
-    assert printed["model"]["init_args"]["loss"]["class_path"].endswith("SpanLoss")
