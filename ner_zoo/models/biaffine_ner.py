@@ -27,10 +27,10 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
 from ner_zoo.modules.transformer import MINILM, TransformerEncoder
-from ner_zoo.training.span_model import SpanBatch
+from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
-class BiaffineNER(TransformerSpanModel):
+class BiaffineNER(GridSpanModel, TransformerSpanModel):
     """Transformer word states (-> BiLSTM) -> start / end FFNNs -> biaffine scores of every span -> softmax.
 
     Args:
@@ -88,13 +88,3 @@ class BiaffineNER(TransformerSpanModel):
         b = torch.arange(x.shape[0], device=x.device).unsqueeze(1)
         start, last = grid.spans[..., 0], (grid.spans[..., 1] - 1).clamp(max=L - 1)
         return grid, scores[b, start, last]
-
-    def compute_loss(self, batch: SpanBatch) -> Tensor:
-        batch = self.span_batch(batch)
-        self.check_gold(batch)
-        grid, logits = self.span_logits(batch)
-        return self.loss(logits, grid, batch.gold_spans, batch.gold_mask)
-
-    def decode(self, batch: SpanBatch) -> list[list]:
-        grid, logits = self.span_logits(batch)
-        return self.select_spans(grid.spans, grid.mask, logits.float().softmax(-1))

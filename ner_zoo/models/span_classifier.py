@@ -28,10 +28,10 @@ from ner_zoo.modules.embeddings import WordEmbedding
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
-from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
-class ExhaustiveSpanClassifier(SpanModel):
+class ExhaustiveSpanClassifier(GridSpanModel):
     """Word + char embeddings (+ optional features) -> BiLSTM -> span representations -> MLP -> softmax.
 
     Args:
@@ -118,13 +118,3 @@ class ExhaustiveSpanClassifier(SpanModel):
             parts.append(self.width(grid.spans).to(h.dtype))
         return grid, self.classifier(torch.cat(parts, -1))
 
-    # NERModule --------------------------------------------------------------------------------------------
-    def compute_loss(self, batch: SpanBatch) -> Tensor:
-        batch = self.span_batch(batch)
-        self.check_gold(batch)
-        grid, logits = self.span_logits(batch)
-        return self.loss(logits, grid, batch.gold_spans, batch.gold_mask)
-
-    def decode(self, batch: SpanBatch) -> list[list]:
-        grid, logits = self.span_logits(batch)
-        return self.select_spans(grid.spans, grid.mask, logits.float().softmax(-1))

@@ -92,11 +92,17 @@ class NERModule(pl.LightningModule):
 
     # Metric states are reset when an evaluation starts, not only after it: a model handed between processes
     # (ddp_spawn) or reused after an interrupted loop must never carry counts into a new evaluation.
+    def stage_metrics(self, stage: str) -> list:
+        """Every metric object updated during the ``val`` or ``test`` stage."""
+        return [self.metrics[stage]]
+
     def on_validation_epoch_start(self) -> None:
-        self.metrics["val"].reset()
+        for metric in self.stage_metrics("val"):
+            metric.reset()
 
     def on_test_epoch_start(self) -> None:
-        self.metrics["test"].reset()
+        for metric in self.stage_metrics("test"):
+            metric.reset()
 
     def on_validation_epoch_end(self) -> None:
         self._log_metric("val")
@@ -165,8 +171,6 @@ class NERModule(pl.LightningModule):
         self._rng_to_restore = checkpoint.get("ner_zoo_rng")
 
     def on_train_start(self) -> None:
-        for metric in self.metrics.values():
-            metric.reset()
         rng, self._rng_to_restore = getattr(self, "_rng_to_restore", None), None
         if rng is not None:  # resuming fit: restored here, after the loaders were set up as in the first run
             torch.set_rng_state(rng["torch"])

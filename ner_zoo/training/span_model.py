@@ -169,7 +169,29 @@ class SpanModel(NERModule):
         self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
         return result
 
-    def on_train_start(self) -> None:
-        super().on_train_start()
-        for metric in self.length_metrics.values():
-            metric.reset()
+    def stage_metrics(self, stage: str) -> list:
+        return [self.metrics[stage], self.length_metrics[stage]]
+
+
+class GridSpanModel(SpanModel):
+    """A span model that scores every span of a :class:`~ner_zoo.modules.spans.SpanGrid` at word level.
+
+    Subclasses implement :meth:`span_logits` and set ``self.loss`` (a ``SpanLoss``); training and
+    decoding are shared.
+    """
+
+    loss: torch.nn.Module
+
+    def span_logits(self, batch: SpanBatch) -> tuple[Any, Tensor]:
+        """``(grid, logits [B, S, num_classes])`` for the spans of ``batch``."""
+        raise NotImplementedError
+
+    def compute_loss(self, batch: Batch) -> Tensor:
+        batch = self.span_batch(batch)
+        self.check_gold(batch)
+        grid, logits = self.span_logits(batch)
+        return self.loss(logits, grid, batch.gold_spans, batch.gold_mask)
+
+    def decode(self, batch: Batch) -> list[list]:
+        grid, logits = self.span_logits(batch)
+        return self.select_spans(grid.spans, grid.mask, logits.float().softmax(-1))
