@@ -11,6 +11,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -48,7 +49,9 @@ def paper_results() -> list[dict]:
 
 
 def _variant(rec: dict) -> str | None:
-    return rec.get("variant") or (rec.get("config") or {}).get("variant")
+    """The record's variant, else the ablation files named in its command (``ablations/shallow.yaml`` -> shallow)."""
+    explicit = rec.get("variant") or (rec.get("config") or {}).get("variant")
+    return explicit or "+".join(re.findall(r"ablations/(\w+)\.ya?ml", rec.get("command") or "")) or None
 
 
 def _fmt(values: Sequence[float]) -> str:

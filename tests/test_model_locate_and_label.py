@@ -216,3 +216,13 @@ def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  #
     loss = model.train().compute_loss(batch)
     loss.backward()
     assert torch.isfinite(loss) and model.encoder.lstm.input_size == 16 + 30 + model.features.output_dim
+
+
+def test_proposals_per_gold_logged(tmp_path):
+    cli = build(TINY, NESTED_DATA, tmp_path, trainer={"max_epochs": 1}, subcommand="validate")
+    model, metrics = cli.model, cli.trainer.callback_metrics
+    assert "val/proposals_per_gold" in metrics and "val/f1/len=1" in metrics
+    loader = cli.datamodule.val_dataloader()
+    proposals = sum(model.count_proposals(b) for b in loader)
+    entities = sum(len(s.spans) for s in cli.datamodule.sentences("dev"))
+    assert float(metrics["val/proposals_per_gold"]) == pytest.approx(proposals / entities)

@@ -116,3 +116,25 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
     batch = trained.collate(list(enumerate(cli.datamodule.sentences("dev")[:4])))
     with torch.no_grad():
         torch.testing.assert_close(loaded.span_logits(batch)[1], trained.span_logits(batch)[1])
+
+
+def test_transformer_features_read_document_context(tmp_path, tiny_bert_dir):  # noqa: F811
+    from types import SimpleNamespace
+
+    transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                   "init_args": {"model": str(tiny_bert_dir), "context": 1}}
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
+    model, dm = cli.model, cli.datamodule
+    dm.setup("fit")
+    model._trainer = SimpleNamespace(datamodule=dm)  # setup() only reads trainer.datamodule
+    try:
+        model.setup("fit")
+    finally:
+        model._trainer = None
+    assert model.context_width == 1 and len(model.doc_context) > 0
+    batch = next(iter(dm.train_dataloader()))
+    left, right = model.neighbours(batch.sentences)
+    assert left is not None and any(left) and len(left) == len(batch.sentences)
+    loss = model.train().compute_loss(batch)
+    loss.backward()
+    assert torch.isfinite(loss)

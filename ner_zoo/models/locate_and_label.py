@@ -33,6 +33,7 @@ from typing import Any, Literal, NamedTuple
 import torch
 from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor, nn
+from torchmetrics import Metric
 
 from ner_zoo.data.schema import Span
 from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
@@ -41,6 +42,7 @@ from ner_zoo.modules.span_decoding import crossing_matrix, decode_batch, same_sp
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
+from ner_zoo.data.batching import Batch
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
@@ -69,6 +71,24 @@ def compact(keep: Tensor, *tensors: Tensor) -> tuple[Tensor, Tensor, list[Tensor
         index = pick.view(*pick.shape, *([1] * (t.ndim - 2))).expand(*pick.shape, *t.shape[2:])
         out.append(t.gather(1, index))
     return pick, keep.gather(1, pick), out
+
+
+class ProposalsPerGold(Metric):
+    """Span proposals kept by the filter per gold entity (the paper reports about 3), summed over ranks."""
+
+    full_state_update = False
+
+    def __init__(self):
+        super().__init__()
+        self.add_state("proposals", torch.tensor(0), dist_reduce_fx="sum")
+        self.add_state("entities", torch.tensor(0), dist_reduce_fx="sum")
+
+    def update(self, proposals: Tensor | int, entities: int) -> None:
+        self.proposals += int(proposals)
+        self.entities += int(entities)
+
+    def compute(self) -> Tensor:
+        return self.proposals.float() / self.entities.clamp(min=1).float()
 
 
 class Proposals(NamedTuple):
@@ -170,6 +190,7 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         self.filter = _mlp(3 * dim, ffn_dim, 1, dropout)
         self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout)
         self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
+        self.proposal_metrics = nn.ModuleDict({stage: ProposalsPerGold() for stage in ("val", "test")})
 
     # setup -------------------------------------------------------------------------------------------------
     def setup(self, stage: str) -> None:
@@ -328,16 +349,36 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         return p, grid.mask, keep
 
     def decode(self, batch: SpanBatch) -> list[list[Span]]:
-        p, _, keep = self.eval_proposals(batch)
+        return self.decode_counting(batch)[0]
+
+    def decode_counting(self, batch: SpanBatch) -> tuple[list[list[Span]], int]:
+        """Decoded spans and the number of proposals the filter kept (legal, any label) in the batch."""
+        p, mask, keep = self.eval_proposals(batch)
+        filtered = int((mask & ~p.illegal & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold)).sum())
         score, label = p.class_logits.float().softmax(-1).max(-1)
         kept, _ = self.select_proposals(p.adjusted, label, score, keep)
         names = self.vocabs.labels
         out = []
         for rows, labs, oks in zip(p.adjusted.tolist(), label.tolist(), kept.tolist()):
             out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k, ok in zip(rows, labs, oks) if ok))
-        return out
+        return out, filtered
 
     def count_proposals(self, batch: SpanBatch) -> int:
         """Number of span proposals kept by the filter (legal, any label) in a batch (for diagnostics)."""
-        p, mask, _ = self.eval_proposals(batch)
-        return int((mask & ~p.illegal & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold)).sum())
+        return self.decode_counting(batch)[1]
+
+    # metrics -----------------------------------------------------------------------------------------------
+    def _eval_step(self, batch: Batch, stage: str) -> None:
+        preds, proposals = self.decode_counting(batch)
+        gold = self.gold(batch)
+        self.update_metrics(stage, preds, gold)
+        self.proposal_metrics[stage].update(proposals, sum(len(g) for g in gold))
+
+    def _log_metric(self, stage: str) -> dict:
+        result = super()._log_metric(stage)
+        self.log(f"{stage}/proposals_per_gold", float(self.proposal_metrics[stage].compute()))
+        self.proposal_metrics[stage].reset()
+        return result
+
+    def stage_metrics(self, stage: str) -> list:
+        return super().stage_metrics(stage) + [self.proposal_metrics[stage]]

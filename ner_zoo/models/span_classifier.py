@@ -28,10 +28,11 @@ from ner_zoo.modules.embeddings import WordEmbedding
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
+from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
-class ExhaustiveSpanClassifier(GridSpanModel):
+class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
     """Word + char embeddings (+ optional features) -> BiLSTM -> span representations -> MLP -> softmax.
 
     Args:
@@ -43,6 +44,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         features: optional word-level encoder with ``output_dim`` and ``forward(tokens: list[list[str]],
             device) -> [B, L, output_dim]`` or ``(states, mask)``, e.g. ``ner_zoo.modules.transformer.
             TransformerEncoder``; its states join the embeddings before the BiLSTM (Locate-and-Label style).
+            A features module with ``context > 0`` reads that many neighbouring sentences of the document.
         hidden: BiLSTM hidden size per direction; 0 skips the BiLSTM (span features from the inputs).
         num_layers: BiLSTM layers.
         dropout: dropout on the inputs, on the BiLSTM output and inside the MLP.
@@ -67,6 +69,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
         self.features = features
+        self.init_document_context()
         input_dim = self.embedder.output_dim + (features.output_dim if features is not None else 0)
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
@@ -78,6 +81,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         self.loss = loss if loss is not None else CrossEntropySpanLoss()
 
     def setup(self, stage: str) -> None:
+        self.index_context(stage)
         if stage != "fit" or getattr(self, "_fit_prepared", False):
             return
         self._fit_prepared = True
@@ -97,12 +101,18 @@ class ExhaustiveSpanClassifier(GridSpanModel):
                 rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
                                f"than max_width={self.max_width} and cannot be predicted")
 
+    @property
+    def context_encoder(self):
+        return self.features  # the transformer features read the neighbouring sentences
+
     # encoder hook ------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
         """Contextual token states ``[B, L, D]`` (override to plug in another encoder)."""
         x = self.embedder(batch)
         if self.features is not None:
-            out = self.features([s.tokens for s in batch.sentences], device=x.device)
+            left, right = self.neighbours(batch.sentences)
+            kwargs = {} if left is None else {"left": left, "right": right}
+            out = self.features([s.tokens for s in batch.sentences], x.device, **kwargs)
             x = torch.cat([x, (out[0] if isinstance(out, tuple) else out).to(x.dtype)], -1)
         x = self.dropout(x)
         if self.encoder is not None:

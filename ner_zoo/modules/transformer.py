@@ -140,7 +140,7 @@ class TransformerEncoder(nn.Module):
             self.tokenizer = AutoTokenizer.from_pretrained(path, add_prefix_space=True)
         if not self.tokenizer.is_fast:
             raise ValueError(f"{model!r} has no fast tokenizer; word alignment needs word_ids()")
-        self.model = AutoModel.from_pretrained(path)
+        self.model = AutoModel.from_pretrained(path, dtype=torch.float32)  # fp32 master weights, whatever is stored
         self.model.is_pretrained = True  # NERModule.parameter_groups gives it pretrained_lr
         self.pooling, self.cap, self.layers = pooling, max_subwords_per_word, layers
         self.context, self.freeze, self.output_hidden_states = context, freeze, output_hidden_states

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import lightning.pytorch as pl
 import torch
+from lightning.pytorch.callbacks import Timer
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 
 from ner_zoo.data.batching import Batch
@@ -150,6 +151,10 @@ class NERModule(pl.LightningModule):
         scheduler = self.scheduler_factory(optimizer)
         if hasattr(scheduler, "set_total_steps"):
             scheduler.set_total_steps(self.trainer.estimated_stepping_batches)
+        timer = next((c for c in self.trainer.callbacks if isinstance(c, Timer)), None)
+        if hasattr(scheduler, "set_time_fraction") and timer is not None and timer.time_remaining() is not None:
+            budget = timer.time_elapsed() + timer.time_remaining()  # includes time spent before a resume
+            scheduler.set_time_fraction(lambda: min(1.0, timer.time_elapsed("train") / budget))
         interval = getattr(scheduler, "interval", "epoch")
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": interval}}
 

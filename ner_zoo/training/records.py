@@ -64,6 +64,21 @@ def _short(class_path: str | None) -> str | None:
     return None if class_path is None else class_path.rsplit(".", 1)[-1]
 
 
+def encoder_name(init: dict) -> str | None:
+    """``"<transformer> + <word vectors>"`` from a model's ``init_args`` (a transformer may sit under ``model``,
+    ``transformer``, ``features`` or ``encoder``, as a string or a class_path/init_args mapping)."""
+    names = []
+    for key in ("model", "transformer", "features", "encoder"):
+        value = init.get(key)
+        if isinstance(value, dict):
+            value = (value.get("init_args") or {}).get("model")
+        if isinstance(value, str) and value not in names:
+            names.append(value)
+    if isinstance(init.get("embeddings"), str):
+        names.append(init["embeddings"])
+    return " + ".join(names) or None
+
+
 class RunRecorder(Callback):
     """Write ``results.json`` for each run.
 
@@ -93,12 +108,11 @@ class RunRecorder(Callback):
     def _base(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict:
         model_cfg, data_cfg = self.config.get("model", {}), self.config.get("data", {})
         init = model_cfg.get("init_args", {}) if isinstance(model_cfg, dict) else {}
-        encoder = init.get("transformer") or init.get("encoder") or init.get("embeddings")
         dm = trainer.datamodule
         return {
             "model": _short(model_cfg.get("class_path")) or type(pl_module).__name__,
             "data": _short(data_cfg.get("class_path")) or (type(dm).__name__ if dm is not None else None),
-            "encoder": encoder if isinstance(encoder, str) else json.dumps(encoder, default=str) if encoder else None,
+            "encoder": encoder_name(init),
             "seed": self.config.get("seed_everything"),
             "command": " ".join(["ner-zoo", *sys.argv[1:]]) if sys.argv and "pytest" not in sys.argv[0] else None,
             "config_hash": config_hash(self.config) if self.config else None,

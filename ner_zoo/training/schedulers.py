@@ -6,6 +6,8 @@ reads it when it builds the Lightning scheduler config.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
@@ -31,24 +33,43 @@ class LinearWarmupDecay(LambdaLR):
     The total number of steps is filled in from the Trainer (``estimated_stepping_batches``) by the
     module before the first step, unless ``total_steps`` is given.
 
+    With ``fit_to_max_time`` and a Trainer ``max_time``, the schedule runs on
+    ``max(step, fraction of max_time elapsed x total)``: a run cut by its wall-clock budget still warms up
+    and decays to 0 within that budget (budgeted comparisons; the schedule then depends on speed).
+
     Args:
         optimizer: the wrapped optimiser.
         warmup: warm-up length: a fraction in [0, 1) of the total steps, or a number of steps >= 1.
         total_steps: total optimisation steps (``None``: taken from the Trainer).
+        fit_to_max_time: follow the Trainer's ``max_time`` as well as the step count.
     """
 
     interval = "step"
 
-    def __init__(self, optimizer: Optimizer, warmup: float = 0.1, total_steps: int | None = None):
-        self.warmup, self.total_steps = warmup, total_steps
+    def __init__(self, optimizer: Optimizer, warmup: float = 0.1, total_steps: int | None = None,
+                 fit_to_max_time: bool = False):
+        self.warmup, self.total_steps, self.fit_to_max_time = warmup, total_steps, fit_to_max_time
+        self._time_fraction: Callable[[], float] | None = None
         super().__init__(optimizer, self._factor)
 
     def set_total_steps(self, total: int) -> None:
         if self.total_steps is None:
             self.total_steps = int(total)
 
+    def set_time_fraction(self, fraction: Callable[[], float]) -> None:
+        """``fraction()`` = share of the wall-clock budget spent, in [0, 1] (used when ``fit_to_max_time``)."""
+        if self.fit_to_max_time:
+            self._time_fraction = fraction
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state.pop("_time_fraction", None)  # a callable: never pickled into checkpoints
+        return state
+
     def _factor(self, step: int) -> float:
         total = self.total_steps or 1
+        if self._time_fraction is not None:
+            step = max(step, self._time_fraction() * total)
         warm = self.warmup * total if self.warmup < 1 else self.warmup
         if step < warm:
             return (step + 1) / (warm + 1)

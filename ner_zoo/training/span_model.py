@@ -157,7 +157,9 @@ class SpanModel(NERModule):
 
     # metrics ------------------------------------------------------------------------------------------------
     def _eval_step(self, batch: Batch, stage: str) -> None:
-        preds, gold = self.decode(batch), self.gold(batch)
+        self.update_metrics(stage, self.decode(batch), self.gold(batch))
+
+    def update_metrics(self, stage: str, preds: list[list[Span]], gold: list[list[Span]]) -> None:
         self.metrics[stage].update(preds, gold)
         self.length_metrics[stage].update(preds, gold)
 
