@@ -279,7 +279,7 @@ class HCR(SequenceTagger):
         w, h = self.encode(batch)
         if self.memory is None:
             return self.projection(h)
-        self.memory.commit()  # writes staged by an earlier step (normally done in on_train_batch_end)
+        self.memory.commit()  # writes staged by a step without backward (normally done in on_after_backward)
         r = self.document_vectors(batch.words, batch.mask)
         self._write_memory(batch, w, h)  # after the query, as in the reference code
         a = self.memory_weight
@@ -294,9 +294,11 @@ class HCR(SequenceTagger):
         return F.cross_entropy(scores.float()[batch.mask], batch.tags[batch.mask], reduction=self.loss_reduction)
 
     # memory hooks ---------------------------------------------------------------------------------------------
-    def on_train_batch_end(self, outputs: Any, batch: Batch, batch_idx: int) -> None:
+    def on_after_backward(self) -> None:
+        # this step's slot writes, all-gathered across processes; applied here (not at batch end) so that a
+        # step checkpoint, saved by callbacks before the module's on_train_batch_end, holds them
         if self.memory is not None:
-            self.memory.commit()  # this step's slot writes, all-gathered across processes
+            self.memory.commit()
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         self._eval_split = "dev"

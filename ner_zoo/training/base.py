@@ -14,6 +14,7 @@ from typing import Any, Iterable
 import lightning.pytorch as pl
 import torch
 from lightning.pytorch.callbacks import Timer
+from lightning.pytorch.utilities import rank_zero_warn
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 
 from ner_zoo.data.batching import Batch
@@ -162,9 +163,16 @@ class NERModule(pl.LightningModule):
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["ner_zoo_format"] = FORMAT_VERSION
         checkpoint["ner_zoo_class"] = f"{type(self).__module__}.{type(self).__qualname__}"
-        # random state (dropout masks), so a resumed run continues as the uninterrupted one would
-        checkpoint["ner_zoo_rng"] = {"torch": torch.get_rng_state(), "python": random.getstate(),
-                                     "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
+        # random state (dropout masks) of every rank, so a resumed run continues as the uninterrupted one
+        # would; every rank runs this hook (Trainer.save_checkpoint dumps on all ranks, rank 0 writes)
+        state = {"torch": torch.get_rng_state(), "python": random.getstate(),
+                 "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
+        ranks = [state]
+        if torch.distributed.is_available() and torch.distributed.is_initialized() \
+                and torch.distributed.get_world_size() > 1:
+            ranks = [None] * torch.distributed.get_world_size()
+            torch.distributed.all_gather_object(ranks, state)
+        checkpoint["ner_zoo_rng"] = {"ranks": ranks}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         version = checkpoint.get("ner_zoo_format")
@@ -177,6 +185,12 @@ class NERModule(pl.LightningModule):
 
     def on_train_start(self) -> None:
         rng, self._rng_to_restore = getattr(self, "_rng_to_restore", None), None
+        if rng is not None and "ranks" in rng:  # one state per rank (older checkpoints: one state)
+            ranks = rng["ranks"]
+            if len(ranks) != self.trainer.world_size:
+                rank_zero_warn(f"checkpoint holds the random state of {len(ranks)} process(es), this run has "
+                               f"{self.trainer.world_size}: dropout masks will differ from the interrupted run")
+            rng = ranks[self.trainer.global_rank % len(ranks)]
         if rng is not None:  # resuming fit: restored here, after the loaders were set up as in the first run
             torch.set_rng_state(rng["torch"])
             random.setstate(rng["python"])

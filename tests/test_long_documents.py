@@ -1,0 +1,96 @@
+"""Long inputs through the transformer and span models (issue 10): a 1,000-token sentence (over the tiny
+BERT's 64-position maximum, so windows are used) and a document of 2,000 sentences read as context.
+
+The tagger models (BiLSTM-CRF, PSA, HCR, MIN) get the 1,000-token sentence in tests/test_reliability.py.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from battery import SAMPLE_DATA, build
+from ner_zoo.cli.predict import predict
+from ner_zoo.data.schema import Sentence, Span
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+CHAR = {"class_path": "ner_zoo.modules.CharCNN"}
+
+
+def _models(bert: str) -> dict[str, dict]:
+    features = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                "init_args": {"model": bert, "pooling": "max", "context": 1}}
+    adam = {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}
+    return {
+        "transformer_tagger": {"class_path": "ner_zoo.models.transformer_tagger.TransformerTagger",
+                               "init_args": {"model": bert, "context": 1, "optimizer": adam}},
+        "span_classifier": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
+                            "init_args": {"word_dim": 8, "hidden": 8, "ffn_dim": 8, "max_width": 6,
+                                          "char_encoder": CHAR, "features": features, "optimizer": adam}},
+        "locate_and_label": {"class_path": "ner_zoo.models.locate_and_label.LocateAndLabel",
+                             "init_args": {"word_dim": 8, "hidden": 8, "ffn_dim": 8, "train_widths": [1, 2, 3],
+                                           "eval_width": 4, "score_threshold": 0.0, "char_encoder": CHAR,
+                                           "features": features, "optimizer": adam}},
+        "dspert": {"class_path": "ner_zoo.models.dspert.DSpERT",
+                   "init_args": {"model": bert, "max_span_size": 4, "lstm_hidden": 8, "width_dim": 4, "ffn_dim": 8,
+                                 "context": 2, "optimizer": adam}},
+        "biaffine": {"class_path": "ner_zoo.models.biaffine_ner.BiaffineNER",
+                     "init_args": {"model": bert, "lstm_hidden": 8, "ffn_dim": 8, "max_width": 8, "context": 2,
+                                   "optimizer": adam}},
+    }
+
+
+NAMES = ["transformer_tagger", "span_classifier", "locate_and_label", "dspert", "biaffine"]
+
+
+def _model(name: str, bert, tmp_path):
+    cli = build(copy.deepcopy(_models(str(bert))[name]), copy.deepcopy(SAMPLE_DATA), tmp_path)
+    return cli.model.eval(), cli.datamodule
+
+
+def _check(pred, sentence: Sentence) -> None:
+    if pred and isinstance(pred[0], str):  # tags
+        assert len(pred) == len(sentence)
+    else:
+        assert all(0 <= sp.start < sp.end <= len(sentence) for sp in pred)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_1000_token_sentence(name, tiny_bert_dir, tmp_path):  # noqa: F811
+    model, dm = _model(name, tiny_bert_dir, tmp_path)
+    words = [t for s in dm.sentences("train") for t in s.tokens]
+    label = model.vocabs.labels[0]
+    gold = [Span(0, 2, label), Span(500, 503, label), Span(997, 1000, label)]
+    long = Sentence((words * 1000)[:1000], gold, source="long:1")
+    collate = getattr(model, "collate", None) or model.vocabs.collator()
+    batch = collate([(0, long)])
+    if hasattr(model, "span_batch"):
+        sb = model.span_batch(batch)
+        assert int(sb.gold_mask.sum()) == 3  # no gold span dropped
+    else:
+        assert batch.tags.shape[1] == 1000 and int(batch.mask.sum()) == 1000
+    with torch.no_grad():
+        loss = model.train().compute_loss(batch)  # the training path takes it too
+    assert torch.isfinite(loss)
+    (pred,) = predict(model.eval(), [long], accelerator="cpu")
+    _check(pred, long)
+    if isinstance(pred, list) and pred and isinstance(pred[0], str):
+        assert len(pred) == 1000  # a tag for every token
+
+
+@pytest.mark.parametrize("name", ["locate_and_label", "dspert"])
+def test_document_of_2000_sentences_read_as_context(name, tiny_bert_dir, tmp_path):  # noqa: F811
+    """Every sentence of a 2,000-sentence document gets a prediction, with its neighbours as context."""
+    model, dm = _model(name, tiny_bert_dir, tmp_path)
+    train = dm.sentences("train")
+    doc = [Sentence(list(train[i % len(train)].tokens), doc_id="long-doc", index=i, source=f"doc:{i}")
+           for i in range(2000)]
+    preds = predict(model, doc, batch_size=64, accelerator="cpu")
+    assert len(preds) == 2000
+    for p, s in zip(preds, doc):
+        _check(p, s)
+    assert len(model.doc_context) >= 2000
+    left, right = model.neighbours(doc[1000:1002])
+    assert left[0] and right[0]  # both neighbours found inside the long document
