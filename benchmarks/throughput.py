@@ -16,8 +16,12 @@ Ma & Hovy 2016) and the BiLSTM-softmax tagger; ratios are peer / baseline tokens
 Models are interleaved per round; each number is the median over rounds. Peak RSS is the process maximum
 (``ru_maxrss``) after each model's measurements; on CUDA the peak allocated GPU memory is shown too.
 
+With ``--models A.yaml B.yaml ...`` the peers are the model sections of those configs instead (any model of
+the zoo, e.g. the span models on GENIA), all on the data of ``--config``, each with its own collation
+(span models add gold span tensors); the first is the reference of the ratios.
+
 Usage: ``python benchmarks/throughput.py [--device cpu|cuda] [--threads 1] [--train-batches 40]
-[--predict-sentences 640] [--rounds 3] [--config configs/baselines/conll2003.yaml]``
+[--predict-sentences 640] [--rounds 3] [--config configs/baselines/conll2003.yaml] [--models ...]``
 """
 
 from __future__ import annotations
@@ -68,7 +72,9 @@ def build_model(model_cfg: dict, vocabs: dict) -> NERModule:
 
     model_cfg = copy.deepcopy(model_cfg)
     init = model_cfg.setdefault("init_args", {})
-    init["vocabs"], init["embeddings"] = vocabs, None  # same vocabulary size; vectors do not change the cost
+    init["vocabs"] = vocabs
+    if "embeddings" in init:
+        init["embeddings"] = None  # same vocabulary size; the vectors do not change the cost
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(NERModule, "model", required=True)
     instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes
@@ -83,13 +89,10 @@ def variants(model_cfg: dict) -> dict[str, dict]:
     return {"BiLSTM-CRF (config)": model_cfg, "CNN-BiLSTM-CRF": cnn, "BiLSTM-softmax": softmax}
 
 
-def first_batches(loader, n: int) -> list:
-    out = []
-    for batch in loader:
-        out.append(batch)
-        if len(out) == n:
-            break
-    return out
+def _train_order(dm: NERDataModule) -> list[int]:
+    """Sentence indices in the order of the first training epoch (length buckets, seeded shuffle)."""
+    loader = dm._loader(dm.sentences("train"), train=True, collate=lambda items: [i for i, _ in items])
+    return [i for batch in loader for i in batch]
 
 
 def sync(device: torch.device) -> None:
@@ -145,6 +148,8 @@ def main(argv=None) -> None:
     p.add_argument("--predict-sentences", type=int, default=640, help="evenly spaced test sentences")
     p.add_argument("--warmup", type=int, default=3, help="training batches before timing")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--models", type=Path, nargs="*", help="configs whose models are compared (default: the "
+                   "BiLSTM-CRF of --config and two variants)")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     device = torch.device(a.device)
@@ -154,27 +159,41 @@ def main(argv=None) -> None:
     t0 = time.perf_counter()
     dm, corpus = load_data(config)
     vocabs = dm.vocabs
-    collate = dm.vocabularies.collator()
-    train_batches = first_batches(dm._loader(dm.sentences("train"), train=True, collate=collate),
-                                  a.warmup + a.train_batches)
+    if a.models:
+        configs = {path.parent.name + "/" + path.stem: yaml.safe_load(path.read_text())["model"] for path in a.models}
+    else:
+        configs = variants(config["model"])
+    train_split = dm.sentences("train")
+    train_ids = _train_order(dm)[:(a.warmup + a.train_batches) * dm.batch_size]  # keep corpus indices (HCR memory)
     test = dm.sentences("test")
     step = max(1, len(test) // a.predict_sentences)  # evenly spaced: the same length mix as the whole split
     predict_sents = test[::step][:a.predict_sentences]
-    eval_batches = list(dm._loader(predict_sents, train=False, collate=collate))
     load_s = time.perf_counter() - t0
-    warm, timed = train_batches[:a.warmup], train_batches[a.warmup:]
+
+    models, batches = {}, {}
+    for name, cfg in configs.items():
+        torch.manual_seed(0)
+        model = build_model(cfg, vocabs)
+        if hasattr(model, "prepare"):  # HCR: label embeddings and the memory index from the training split
+            model.prepare(dm.sentences("train"))
+        if hasattr(model, "add_context"):  # document context (neighbouring sentences) as in training
+            model.add_context(dm.sentences("train") + test)
+        model = model.to(device)
+        collate = getattr(model, "collate", None) or dm.vocabularies.collator()
+        chunks = [train_ids[i:i + dm.batch_size] for i in range(0, len(train_ids), dm.batch_size)]
+        train = [collate([(i, train_split[i]) for i in c]) for c in chunks]
+        evals = list(dm._loader(predict_sents, train=False, collate=collate))
+        batches[name] = (train[:a.warmup], train[a.warmup:], evals)
+        train_time(model, train[:a.warmup], device, clip)
+        models[name] = model
+    _, timed, eval_batches = next(iter(batches.values()))
     train_tokens = sum(int(b.mask.sum()) for b in timed)
     eval_tokens = sum(int(b.mask.sum()) for b in eval_batches)
-
-    models = {}
-    for name, cfg in variants(config["model"]).items():
-        torch.manual_seed(0)
-        models[name] = build_model(cfg, vocabs).to(device)
-        train_time(models[name], warm, device, clip)
     times = {name: {"train": [], "decode": [], "predict": []} for name in models}
     rss, gpu = {}, {}
     for _ in range(a.rounds):
         for name, model in models.items():
+            _, timed, eval_batches = batches[name]
             if device.type == "cuda":
                 torch.cuda.reset_peak_memory_stats(device)
             times[name]["train"].append(train_time(model, timed, device, clip))
@@ -208,7 +227,7 @@ def main(argv=None) -> None:
         if gpu:
             row.append(f"{gpu[name]:,.0f}")
         print("| " + " | ".join(row) + " |")
-    print("\nratio: tokens/s relative to the config's BiLSTM-CRF (above 1: faster). Peak RSS is the process "
+    print("\nratio: tokens/s relative to the first model (above 1: faster). Peak RSS is the process "
           "maximum so far (monotone down the table).")
 
 

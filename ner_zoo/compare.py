@@ -128,6 +128,15 @@ def to_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+def session_notes(paths: Sequence[str | Path]) -> str:
+    """The ``README.md`` of every run folder under ``paths`` (how a session ran: hardware, budget, protocol)."""
+    notes = []
+    for root in map(Path, paths):
+        for readme in sorted(root.rglob("README.md")) if root.is_dir() else []:
+            notes.append(f"### `{readme.parent.as_posix()}`\n\n{readme.read_text(encoding='utf-8').strip()}")
+    return "\n\n## Run sessions\n\n" + "\n\n".join(notes) if notes else ""
+
+
 def compare_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="ner-zoo compare", description=__doc__)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
@@ -140,7 +149,7 @@ def compare_main(argv: Sequence[str]) -> int:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
     if a.output and a.format == "markdown":
-        text = PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
+        text = PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text + session_notes(a.paths)
         from ner_zoo.data.writers import atomic_write
 
         with atomic_write(a.output) as f:

@@ -102,3 +102,16 @@ class ModelBattery:
         printed = yaml.safe_load(out.stdout)
         assert printed["model"]["class_path"] == self.model["class_path"]
         json.dumps(printed["model"])  # plain data, reusable as a config
+
+
+def setup_for_fit(cli) -> None:
+    """Run the data module's and the model's ``setup("fit")`` without a Trainer (the model's setup only reads
+    ``trainer.datamodule``): vocabularies, pretrained vectors, document context indexes."""
+    from types import SimpleNamespace
+
+    cli.datamodule.setup("fit")
+    cli.model._trainer = SimpleNamespace(datamodule=cli.datamodule)
+    try:
+        cli.model.setup("fit")
+    finally:
+        cli.model._trainer = None

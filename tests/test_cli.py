@@ -123,3 +123,13 @@ def test_compare_variant_from_ablation_files_in_the_command():
                "command": "ner-zoo fit --config configs/dspert/genia.yaml --config configs/dspert/ablations/shallow.yaml"}
     rows = {r["model"]: r for r in table_rows([base, shallow]) if r["seeds"]}
     assert set(rows) == {"DSpERT", "DSpERT (shallow)"}
+
+
+def test_compare_appends_session_readmes(tmp_path):
+    from ner_zoo.compare import session_notes
+
+    (tmp_path / "gpu-day" / "run-s1").mkdir(parents=True)
+    (tmp_path / "gpu-day" / "README.md").write_text("12 runs shared one card.\n")
+    notes = session_notes([tmp_path])
+    assert "## Run sessions" in notes and "gpu-day" in notes and "12 runs shared one card." in notes
+    assert session_notes([tmp_path / "gpu-day" / "run-s1"]) == ""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from battery import ModelBattery, build
+from battery import ModelBattery, build, setup_for_fit
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
 from ner_zoo.modules.span_losses import focal_loss
@@ -199,18 +199,11 @@ def test_regressor_recovers_entities_longer_than_every_seed(tmp_path):
 
 
 def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  # noqa: F811
-    from types import SimpleNamespace
-
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir), "pooling": "max", "context": 1}}
     cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
+    setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
-    dm.setup("fit")
-    model._trainer = SimpleNamespace(datamodule=dm)  # setup() only reads trainer.datamodule
-    try:
-        model.setup("fit")
-    finally:
-        model._trainer = None
     assert len(model.doc_context) == len(dm.sentences("train")) + len(dm.sentences("dev"))
     batch = next(iter(dm.train_dataloader()))
     loss = model.train().compute_loss(batch)

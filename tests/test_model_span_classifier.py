@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from battery import SAMPLE_DATA, ModelBattery, build
+from battery import SAMPLE_DATA, ModelBattery, build, setup_for_fit
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
@@ -119,18 +119,11 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
 
 
 def test_transformer_features_read_document_context(tmp_path, tiny_bert_dir):  # noqa: F811
-    from types import SimpleNamespace
-
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir), "context": 1}}
     cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
+    setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
-    dm.setup("fit")
-    model._trainer = SimpleNamespace(datamodule=dm)  # setup() only reads trainer.datamodule
-    try:
-        model.setup("fit")
-    finally:
-        model._trainer = None
     assert model.context_width == 1 and len(model.doc_context) > 0
     batch = next(iter(dm.train_dataloader()))
     left, right = model.neighbours(batch.sentences)

@@ -28,10 +28,10 @@ def naive_span(model: BertModel, hidden: list[torch.Tensor], b: int, i: int, k: 
     L = model.config.num_hidden_layers
     l0 = L - depth
     q = hidden[l0][b, i:i + k].max(0).values  # [D]
-    for l in range(l0 + 1, L + 1):
-        layer = model.encoder.layer[l - 1]
+    for n in range(l0 + 1, L + 1):  # layer n reads the states of layer n - 1
+        layer = model.encoder.layer[n - 1]
         att, h = layer.attention.self, model.config.num_attention_heads
-        window = hidden[l - 1][b, i:i + k]  # keys/values: the span's tokens one layer below
+        window = hidden[n - 1][b, i:i + k]  # keys/values: the span's tokens one layer below
         Q = att.query(q).view(h, -1)
         K, V = att.key(window).view(k, h, -1), att.value(window).view(k, h, -1)
         ctx = torch.stack([torch.softmax(K[:, j] @ Q[j] / Q.shape[1] ** 0.5, 0) @ V[:, j] for j in range(h)])
