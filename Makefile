@@ -35,10 +35,23 @@ test: install
 test-all: install
 	$(PY) -m pytest -q
 
+GENIA_MODELS := configs/span_classifier/genia.yaml+configs/span_classifier/ablations/lnl_encoder.yaml \
+                configs/locate_and_label/genia.yaml configs/biaffine_ner/genia.yaml configs/dspert/genia.yaml \
+                configs/dspert/genia.yaml+configs/dspert/ablations/shallow.yaml configs/span_classifier/genia.yaml
+CONLL_MODELS := configs/baselines/conll2003.yaml configs/psa/conll2003.yaml configs/hcr/conll2003.yaml \
+                configs/min/conll2003.yaml configs/transformer_tagger/conll2003.yaml
+
+# Speed tables (markdown, ratios against a peer measured in the same process); see docs/benchmarks.md.
 bench: install
 	$(PY) benchmarks/crf_speed.py
 	$(PY) benchmarks/read_speed.py
 	$(PY) benchmarks/throughput.py
+	$(PY) benchmarks/throughput.py --models $(CONLL_MODELS) --train-batches 30 --predict-sentences 320 --rounds 2
+	$(PY) benchmarks/throughput.py --config configs/span_classifier/genia.yaml --models $(GENIA_MODELS) \
+		--batch-size 8 --train-batches 8 --predict-sentences 64 --rounds 2
+	$(PY) benchmarks/span_ops.py
+	$(PY) benchmarks/span_inference_speed.py
+	$(PY) benchmarks/dspert_cost.py
 
 lint: install
 	$(VENV)/bin/ruff check ner_zoo tests benchmarks

@@ -43,14 +43,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harness import MIB, data_root, saved_activation_bytes, sync  # noqa: E402
 from ner_zoo.data.datamodule import NERDataModule  # noqa: E402
 from ner_zoo.training.base import NERModule  # noqa: E402
 
 CHAR_CNN = {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 30, "filters": 30}}
-
-
-def data_root() -> Path:
-    return Path(os.environ.get("NER_ZOO_DATA", ROOT.parent / "shared" / "data"))
 
 
 def load_data(config: dict) -> tuple[NERDataModule, str]:
@@ -89,15 +86,29 @@ def variants(model_cfg: dict) -> dict[str, dict]:
     return {"BiLSTM-CRF (config)": model_cfg, "CNN-BiLSTM-CRF": cnn, "BiLSTM-softmax": softmax}
 
 
+def _merge(base: dict, overlay: dict) -> dict:
+    out = dict(base)
+    for k, v in overlay.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _model_section(spec: str) -> dict:
+    """The ``model`` section of ``a.yaml+b.yaml+...`` (later files override earlier ones, as repeated --config)."""
+    model: dict = {}
+    for path in spec.split("+"):
+        model = _merge(model, yaml.safe_load(Path(path).read_text()).get("model") or {})
+    return model
+
+
+def _name(spec: str) -> str:
+    return " + ".join(Path(p).parent.name + "/" + Path(p).stem for p in spec.split("+"))
+
+
 def _train_order(dm: NERDataModule) -> list[int]:
     """Sentence indices in the order of the first training epoch (length buckets, seeded shuffle)."""
     loader = dm._loader(dm.sentences("train"), train=True, collate=lambda items: [i for i, _ in items])
     return [i for batch in loader for i in batch]
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def train_time(model, batches, device, clip: float) -> float:
@@ -148,8 +159,9 @@ def main(argv=None) -> None:
     p.add_argument("--predict-sentences", type=int, default=640, help="evenly spaced test sentences")
     p.add_argument("--warmup", type=int, default=3, help="training batches before timing")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--models", type=Path, nargs="*", help="configs whose models are compared (default: the "
-                   "BiLSTM-CRF of --config and two variants)")
+    p.add_argument("--batch-size", type=int, help="training and prediction batch size (default: the config's)")
+    p.add_argument("--models", nargs="*", help="configs whose models are compared, an overlay joined with + "
+                   "(base.yaml+ablations/x.yaml); default: the BiLSTM-CRF of --config and two variants")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     device = torch.device(a.device)
@@ -157,10 +169,12 @@ def main(argv=None) -> None:
     clip = float(config.get("trainer", {}).get("gradient_clip_val") or 5.0)
 
     t0 = time.perf_counter()
+    if a.batch_size:
+        config["data"].setdefault("init_args", {}).update(batch_size=a.batch_size, eval_batch_size=a.batch_size)
     dm, corpus = load_data(config)
     vocabs = dm.vocabs
     if a.models:
-        configs = {path.parent.name + "/" + path.stem: yaml.safe_load(path.read_text())["model"] for path in a.models}
+        configs = {_name(spec): _model_section(spec) for spec in a.models}
     else:
         configs = variants(config["model"])
     train_split = dm.sentences("train")
@@ -190,7 +204,11 @@ def main(argv=None) -> None:
     train_tokens = sum(int(b.mask.sum()) for b in timed)
     eval_tokens = sum(int(b.mask.sum()) for b in eval_batches)
     times = {name: {"train": [], "decode": [], "predict": []} for name in models}
-    rss, gpu = {}, {}
+    rss, gpu, activations = {}, {}, {}
+    for name, model in models.items():  # device-independent memory: tensors saved for backward, largest batch
+        model.train()
+        largest = max(batches[name][1], key=lambda b: int(b.mask.sum()))
+        activations[name] = saved_activation_bytes(model, largest.to(device)) / MIB
     for _ in range(a.rounds):
         for name, model in models.items():
             _, timed, eval_batches = batches[name]
@@ -210,7 +228,8 @@ def main(argv=None) -> None:
           f"{dm.batch_size} sentences ({train_tokens} tokens) after {a.warmup} warm-up batches; prediction: "
           f"{len(predict_sents)} test sentences ({eval_tokens} tokens) in batches of {dm.eval_batch_size}; "
           f"median of {a.rounds} interleaved rounds. Data loading and vocabularies: {load_s:.1f} s.\n")
-    cols = ["model", "train tok/s", "ratio", "decode tok/s", "ratio", "predict tok/s", "ratio", "peak RSS MiB"]
+    cols = ["model", "train tok/s", "ratio", "decode tok/s", "ratio", "predict tok/s", "ratio", "activations MiB",
+            "peak RSS MiB"]
     if gpu:
         cols.append("peak GPU MiB")
     print("| " + " | ".join(cols) + " |")
@@ -223,12 +242,13 @@ def main(argv=None) -> None:
         row = [name]
         for k in ("train", "decode", "predict"):
             row += [f"{rates[k]:,.0f}", f"{rates[k] / base[k]:.2f}"]
-        row.append(f"{rss[name]:,.0f}")
+        row += [f"{activations[name]:,.1f}", f"{rss[name]:,.0f}"]
         if gpu:
             row.append(f"{gpu[name]:,.0f}")
         print("| " + " | ".join(row) + " |")
-    print("\nratio: tokens/s relative to the first model (above 1: faster). Peak RSS is the process "
-          "maximum so far (monotone down the table).")
+    print("\nratio: tokens/s relative to the first model (above 1: faster). activations: bytes of the tensors "
+          "autograd saves for backward on the largest timed training batch (per model, any device). Peak RSS is "
+          "the process maximum so far (monotone down the table); peak GPU memory is per model.")
 
 
 if __name__ == "__main__":
