@@ -105,6 +105,41 @@ def table_rows(records: list[dict]) -> list[dict]:
     return rows
 
 
+def length_rows(records: list[dict]) -> list[dict]:
+    """Test F1 per entity-length bucket (``test/f1/len=...``, logged by the span models), mean over the seeds of
+    each recipe, grouped as in :func:`table_rows`; records without bucket scores are left out."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in records:
+        if any(k.startswith("f1/len") for k in r["test"]):
+            groups[(r["data"], r["model"], _variant(r), _recipe(r))].append(r)
+    rows = []
+    for (data, model, variant, chash), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        buckets = [k for k in recs[0]["test"] if k.startswith("f1/len")]
+        row = {"dataset": data, "model": model + (f" ({variant})" if variant else ""), "seeds": len(recs)}
+        for k in buckets:
+            support = recs[0]["test"].get("support" + k[2:])
+            name = k[len("f1/len"):].lstrip("=")
+            row[name] = _fmt([r["test"][k] for r in recs if k in r["test"]]) + ("" if support else " (none)")
+        extra = [r["test"]["proposals_per_gold"] for r in recs if "proposals_per_gold" in r["test"]]
+        row["proposals / gold"] = f"{statistics.fmean(extra):.1f}" if extra else ""
+        row["config"] = chash or ""
+        rows.append(row)
+    return rows
+
+
+def length_markdown(rows: list[dict]) -> str:
+    """The F1-by-length table (columns from the first row; every span model logs the same buckets)."""
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    lines = ["## Test F1 by entity length (tokens)", "",
+             "Span models log exact-match F1 per gold-length bucket; `(none)`: no gold entity of that length in the "
+             "test split. `proposals / gold`: Locate-and-Label's filtered span proposals per gold entity.", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 def to_markdown(rows: list[dict]) -> str:
     """The table, then one reproduction command per recipe (with the first seed's arguments)."""
     if not rows:
@@ -144,12 +179,15 @@ def compare_main(argv: Sequence[str]) -> int:
     p.add_argument("--output", type=Path)
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
     a = p.parse_args(argv)
-    rows = table_rows(load_records(a.paths))
+    records = load_records(a.paths)
+    rows = table_rows(records)
     if a.only_runs:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
     if a.output and a.format == "markdown":
-        text = PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text + session_notes(a.paths)
+        lengths = length_markdown(length_rows(records))
+        text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
+                + ("\n\n" + lengths if lengths else "") + session_notes(a.paths))
         from ner_zoo.data.writers import atomic_write
 
         with atomic_write(a.output) as f:

@@ -133,3 +133,17 @@ def test_compare_appends_session_readmes(tmp_path):
     notes = session_notes([tmp_path])
     assert "## Run sessions" in notes and "gpu-day" in notes and "12 runs shared one card." in notes
     assert session_notes([tmp_path / "gpu-day" / "run-s1"]) == ""
+
+
+def test_compare_length_table_means_buckets_over_seeds():
+    from ner_zoo.compare import length_markdown, length_rows
+
+    def rec(seed, f1):
+        return {"model": "LocateAndLabel", "data": "GENIA", "config": {"a": 1}, "seed": seed,
+                "test": {"f1": f1, "f1/len=1": f1, "support/len=1": 5.0, "f1/len>=10": 0.0, "support/len>=10": 0.0,
+                         "proposals_per_gold": 3.0}}
+
+    tagger = {"model": "BiLSTMCRF", "data": "GENIA", "config": {"b": 1}, "test": {"f1": 0.5}}
+    (row,) = length_rows([rec(1, 0.5), rec(2, 0.7), tagger])
+    assert row["seeds"] == 2 and row["1"] == "60.00 ± 14.14" and row[">=10"] == "0.00 ± 0.00 (none)"
+    assert row["proposals / gold"] == "3.0" and "| GENIA | LocateAndLabel | 2 |" in length_markdown([row])
