@@ -107,7 +107,7 @@ def check(reader: str, data: bytes) -> None:
 
 
 def _run(reader: str, kind: str, n: int) -> None:
-    @settings(max_examples=n, deadline=2000, database=None, derandomize=True,
+    @settings(max_examples=n, deadline=10_000, database=None, derandomize=True,  # catches hangs, not load
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
     @given(KINDS[kind])
     def fuzz(data: bytes) -> None:

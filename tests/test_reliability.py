@@ -70,7 +70,8 @@ def test_non_utf8_bytes(tmp_path):
         column_module(tmp_path, train=bad, encoding="utf-8").setup("fit")
     # default: the whole file is decoded as Latin-1 and the fact recorded (never a silent replacement char)
     dm = column_module(tmp_path, train=bad)
-    assert dm.sentences("train")[-1].tokens == ["Müller"]
+    with pytest.warns(UnicodeWarning, match=r"train\.conll:9: byte 0xfc is not UTF-8.*Latin-1"):
+        assert dm.sentences("train")[-1].tokens == ["Müller"]
 
 
 def test_empty_sentence_option_and_empty_json_sentence(tmp_path):

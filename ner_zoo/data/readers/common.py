@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -59,7 +60,7 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None) -> tupl
     Args:
         path: the file.
         encoding: explicit codec; ``None`` tries UTF-8 (a BOM is dropped) and falls back to Latin-1,
-            which decodes any byte sequence.
+            which decodes any byte sequence, with a ``UnicodeWarning`` naming the file and line.
 
     Returns:
         ``(text, encoding_used)``.
@@ -73,8 +74,11 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None) -> tupl
     if encoding is None:
         try:
             text, used = data.decode("utf-8-sig"), "utf-8"
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as e:
             text, used = data.decode("latin-1"), "latin-1"
+            line = data.count(b"\n", 0, e.start) + 1
+            warnings.warn(f"{path}:{line}: byte {data[e.start]:#04x} is not UTF-8; the whole file is read as "
+                          "Latin-1 (pass encoding='utf-8' to make this an error)", UnicodeWarning, stacklevel=2)
     else:
         try:
             text, used = data.decode(encoding), encoding
