@@ -189,9 +189,9 @@ def main(argv=None) -> None:
         torch.manual_seed(0)
         model = build_model(cfg, vocabs)
         if hasattr(model, "prepare"):  # HCR: label embeddings and the memory index from the training split
-            model.prepare(dm.sentences("train"))
+            model.prepare(train_split)
         if hasattr(model, "add_context"):  # document context (neighbouring sentences) as in training
-            model.add_context(dm.sentences("train") + test)
+            model.add_context(train_split + test)
         model = model.to(device)
         collate = getattr(model, "collate", None) or dm.vocabularies.collator()
         chunks = [train_ids[i:i + dm.batch_size] for i in range(0, len(train_ids), dm.batch_size)]

@@ -70,13 +70,18 @@ def _recipe(rec: dict) -> str | None:
     return config_hash(rec["config"]) if rec.get("config") else rec.get("config_hash")
 
 
-def table_rows(records: list[dict]) -> list[dict]:
+def recipes(records: list[dict]) -> list[tuple[tuple, list[dict]]]:
+    """Records grouped by ``(model, data, variant, recipe hash)`` (the seeds of one recipe), sorted."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
         groups[(r["model"], r["data"], _variant(r), _recipe(r))].append(r)
+    return sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))
+
+
+def table_rows(records: list[dict]) -> list[dict]:
     papers = paper_results()
     rows, matched = [], set()
-    for (model, data, variant, chash), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    for (model, data, variant, chash), recs in recipes(records):
         paper = next((i for i, p in enumerate(papers) if p["model"] == model and p["data"] == data
                       and p.get("variant") == variant), None)
         if paper is not None:
@@ -107,13 +112,10 @@ def table_rows(records: list[dict]) -> list[dict]:
 
 def length_rows(records: list[dict]) -> list[dict]:
     """Test F1 per entity-length bucket (``test/f1/len=...``, logged by the span models), mean over the seeds of
-    each recipe, grouped as in :func:`table_rows`; records without bucket scores are left out."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in records:
-        if any(k.startswith("f1/len") for k in r["test"]):
-            groups[(r["data"], r["model"], _variant(r), _recipe(r))].append(r)
+    each recipe (:func:`recipes`), by dataset; records without bucket scores are left out."""
     rows = []
-    for (data, model, variant, chash), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    bucketed = [r for r in records if any(k.startswith("f1/len") for k in r["test"])]
+    for (model, data, variant, chash), recs in sorted(recipes(bucketed), key=lambda kv: str(kv[0][1])):
         buckets = [k for k in recs[0]["test"] if k.startswith("f1/len")]
         row = {"dataset": data, "model": model + (f" ({variant})" if variant else ""), "seeds": len(recs)}
         for k in buckets:

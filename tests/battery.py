@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from ner_zoo.cli.lightning_cli import NERZooCLI
+from ner_zoo.cli.lightning_cli import cli_in_process
 from ner_zoo.data.schema import Span
 
 TINY_TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "logger": False,
@@ -35,11 +35,7 @@ def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, 
     path = tmp_path / "input-config.yaml"
     path.write_text(yaml.safe_dump(config))
     args = ([subcommand] if subcommand else []) + ["--config", str(path)]
-    argv, sys.argv = sys.argv, ["ner-zoo"]  # LightningCLI warns when pytest's own argv is present
-    try:
-        return NERZooCLI(args=args, run=subcommand is not None)
-    finally:
-        sys.argv = argv
+    return cli_in_process(args, run=subcommand is not None)
 
 
 class ModelBattery:

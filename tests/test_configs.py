@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import importlib
 import json
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -66,17 +65,13 @@ def deep_tiny_bert(tiny_bert_dir, tmp_path_factory) -> Path:  # noqa: F811
 @lru_cache(maxsize=1)
 def cli_parser():
     """The parser of ``ner-zoo`` (what ``fit --config`` uses), built once without instantiating anything."""
-    from ner_zoo.cli.lightning_cli import NERZooCLI
+    from ner_zoo.cli.lightning_cli import NERZooCLI, cli_in_process
 
     class ParseOnly(NERZooCLI):
         def instantiate_classes(self) -> None:
             pass
 
-    argv, sys.argv = sys.argv, ["ner-zoo"]
-    try:
-        return ParseOnly(args=["--config", str(CONFIGS / "quickstart.yaml")], run=False).parser
-    finally:
-        sys.argv = argv
+    return cli_in_process(["--config", str(CONFIGS / "quickstart.yaml")], ParseOnly, run=False).parser
 
 
 def parse(files: list[Path]) -> dict:

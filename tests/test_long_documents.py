@@ -16,29 +16,27 @@ from ner_zoo.cli.predict import predict
 from ner_zoo.data.schema import Sentence, Span
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
-CHAR = {"class_path": "ner_zoo.modules.CharCNN"}
-
 
 def _models(bert: str) -> dict[str, dict]:
+    """The tiny configs of the model test files, with the transformer reading document context."""
+    import test_model_biaffine_ner
+    import test_model_dspert
+    import test_model_locate_and_label
+    import test_model_span_classifier
+    import test_model_transformer_tagger
+
     features = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                 "init_args": {"model": bert, "pooling": "max", "context": 1}}
-    adam = {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}
+
+    def with_features(config: dict, **extra) -> dict:
+        return {**config, "init_args": {**config["init_args"], "features": features, **extra}}
+
     return {
-        "transformer_tagger": {"class_path": "ner_zoo.models.transformer_tagger.TransformerTagger",
-                               "init_args": {"model": bert, "context": 1, "optimizer": adam}},
-        "span_classifier": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-                            "init_args": {"word_dim": 8, "hidden": 8, "ffn_dim": 8, "max_width": 6,
-                                          "char_encoder": CHAR, "features": features, "optimizer": adam}},
-        "locate_and_label": {"class_path": "ner_zoo.models.locate_and_label.LocateAndLabel",
-                             "init_args": {"word_dim": 8, "hidden": 8, "ffn_dim": 8, "train_widths": [1, 2, 3],
-                                           "eval_width": 4, "score_threshold": 0.0, "char_encoder": CHAR,
-                                           "features": features, "optimizer": adam}},
-        "dspert": {"class_path": "ner_zoo.models.dspert.DSpERT",
-                   "init_args": {"model": bert, "max_span_size": 4, "lstm_hidden": 8, "width_dim": 4, "ffn_dim": 8,
-                                 "context": 2, "optimizer": adam}},
-        "biaffine": {"class_path": "ner_zoo.models.biaffine_ner.BiaffineNER",
-                     "init_args": {"model": bert, "lstm_hidden": 8, "ffn_dim": 8, "max_width": 8, "context": 2,
-                                   "optimizer": adam}},
+        "transformer_tagger": test_model_transformer_tagger.tiny_model(bert, context=1),
+        "span_classifier": with_features(test_model_span_classifier.TINY),
+        "locate_and_label": with_features(test_model_locate_and_label.TINY, score_threshold=0.0),
+        "dspert": test_model_dspert.tiny(bert, context=2),
+        "biaffine": test_model_biaffine_ner.tiny(bert, context=2),
     }
 
 

@@ -20,7 +20,7 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, build
-from ner_zoo.cli.lightning_cli import NERZooCLI
+from ner_zoo.cli.lightning_cli import cli_in_process
 from ner_zoo.cli.predict import load_model, predict
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.corpora import ColumnDataModule, JsonDataModule
@@ -132,12 +132,8 @@ def test_duplicate_spans_are_reported_not_silently_merged(tmp_path):
 def _cli_error(tmp_path, capsys, config: dict) -> str:
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(config))
-    argv, sys.argv = sys.argv, ["ner-zoo"]
-    try:
-        with pytest.raises(SystemExit) as e:
-            NERZooCLI(args=["fit", "--config", str(path)], run=True)
-    finally:
-        sys.argv = argv
+    with pytest.raises(SystemExit) as e:
+        cli_in_process(["fit", "--config", str(path)], run=True)
     assert e.value.code != 0
     return capsys.readouterr().err
 

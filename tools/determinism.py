@@ -17,16 +17,12 @@ import torch
 
 
 def fit_once(config: str, deterministic: str, extra: list[str], root: str) -> tuple[dict, dict]:
-    from ner_zoo.cli.lightning_cli import NERZooCLI
+    from ner_zoo.cli.lightning_cli import cli_in_process
 
     args = ["fit", "--config", config, "--trainer.deterministic", deterministic, "--trainer.logger", "false",
             "--trainer.enable_progress_bar", "false", "--trainer.default_root_dir", root,
             "--checkpoint.dirpath", f"{root}/ckpt", "--test_after_fit", "false", *extra]
-    argv, sys.argv = sys.argv, ["ner-zoo"]
-    try:
-        cli = NERZooCLI(args=args)
-    finally:
-        sys.argv = argv
+    cli = cli_in_process(args)
     metrics = {k: float(v) for k, v in cli.trainer.callback_metrics.items()}
     return metrics, {k: v.detach().float().cpu() for k, v in cli.model.state_dict().items()}
 

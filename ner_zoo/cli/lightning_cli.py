@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -96,3 +97,16 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+def cli_in_process(args: list[str], cli_class: type[NERZooCLI] = NERZooCLI, **kwargs: Any) -> NERZooCLI:
+    """``ner-zoo <args>`` inside this Python process (notebooks, tests, tools); returns the CLI object.
+
+    LightningCLI also reads ``sys.argv``, which in a notebook kernel or under pytest holds that program's own
+    arguments, so it is set to ``["ner-zoo"]`` for the call. ``kwargs`` go to the CLI class (e.g. ``run``).
+    """
+    argv, sys.argv = sys.argv, ["ner-zoo"]
+    try:
+        return cli_class(args=args, **kwargs)
+    finally:
+        sys.argv = argv

@@ -35,6 +35,7 @@ from lightning.pytorch.utilities import rank_zero_info
 from torch import Tensor, nn
 from torchmetrics import Metric
 
+from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Span
 from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
@@ -42,7 +43,6 @@ from ner_zoo.modules.span_decoding import crossing_matrix, decode_batch, same_sp
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
-from ner_zoo.data.batching import Batch
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
@@ -212,10 +212,7 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         if self.pos is not None:
             parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
         if self.features is not None:
-            left, right = self.neighbours(batch.sentences)
-            kwargs = {} if left is None else {"left": left, "right": right}
-            out = self.features([s.tokens for s in batch.sentences], batch.mask.device, **kwargs)
-            parts.append((out[0] if isinstance(out, tuple) else out).to(parts[0].dtype))
+            parts.append(self.context_features(self.features, batch).to(parts[0].dtype))
         x = self.embed_dropout(torch.cat(parts, -1))
         if self.encoder is not None:
             x = self.dropout(self.encoder(x, batch.mask))
@@ -339,33 +336,31 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         return kept, torch.zeros_like(scores, dtype=torch.float).scatter(1, pick, final * chosen)
 
     def eval_proposals(self, batch: SpanBatch) -> tuple[Proposals, Tensor, Tensor]:
-        """Proposals on every span up to ``eval_width``: ``(proposals, grid mask, candidate keep [B, S])``."""
+        """Proposals on every span up to ``eval_width``: ``(proposals, filtered [B, S], candidate keep [B, S])``;
+        filtered = legal proposals the filter kept (any label), keep = those with a label other than NONE."""
         h = self.token_states(batch)
         grid = SpanGrid.build(batch.lengths, self.eval_width, batch.mask.shape[1])
         p = self.propose(h, grid.spans, grid.mask, batch.lengths)
-        label = p.class_logits.argmax(-1)
-        keep = (grid.mask & (label > 0) & ~p.illegal
-                & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold))
-        return p, grid.mask, keep
+        filtered = grid.mask & ~p.illegal & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold)
+        return p, filtered, filtered & (p.class_logits.argmax(-1) > 0)
 
     def decode(self, batch: SpanBatch) -> list[list[Span]]:
         return self.decode_counting(batch)[0]
 
     def decode_counting(self, batch: SpanBatch) -> tuple[list[list[Span]], int]:
         """Decoded spans and the number of proposals the filter kept (legal, any label) in the batch."""
-        p, mask, keep = self.eval_proposals(batch)
-        filtered = int((mask & ~p.illegal & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold)).sum())
+        p, filtered, keep = self.eval_proposals(batch)
         score, label = p.class_logits.float().softmax(-1).max(-1)
         kept, _ = self.select_proposals(p.adjusted, label, score, keep)
         names = self.vocabs.labels
         out = []
         for rows, labs, oks in zip(p.adjusted.tolist(), label.tolist(), kept.tolist()):
             out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k, ok in zip(rows, labs, oks) if ok))
-        return out, filtered
+        return out, int(filtered.sum())
 
     def count_proposals(self, batch: SpanBatch) -> int:
         """Number of span proposals kept by the filter (legal, any label) in a batch (for diagnostics)."""
-        return self.decode_counting(batch)[1]
+        return int(self.eval_proposals(batch)[1].sum())
 
     # metrics -----------------------------------------------------------------------------------------------
     def _eval_step(self, batch: Batch, stage: str) -> None:

@@ -110,10 +110,7 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
         """Contextual token states ``[B, L, D]`` (override to plug in another encoder)."""
         x = self.embedder(batch)
         if self.features is not None:
-            left, right = self.neighbours(batch.sentences)
-            kwargs = {} if left is None else {"left": left, "right": right}
-            out = self.features([s.tokens for s in batch.sentences], x.device, **kwargs)
-            x = torch.cat([x, (out[0] if isinstance(out, tuple) else out).to(x.dtype)], -1)
+            x = torch.cat([x, self.context_features(self.features, batch).to(x.dtype)], -1)
         x = self.dropout(x)
         if self.encoder is not None:
             x = self.dropout(self.encoder(x, batch.mask))

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from lightning.pytorch.utilities import rank_zero_warn
+from torch import Tensor, nn
 
+from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.modules.transformer import DocumentContext
 
@@ -54,6 +56,14 @@ class DocumentContextHooks:
             loaders = self.trainer.predict_dataloaders
             for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
                 self.add_context(getattr(loader.dataset, "sentences", ()))
+
+    def context_features(self, features: nn.Module, batch: Batch) -> Tensor:
+        """``features(tokens, device[, left, right])`` for the batch's sentences, with their document
+        neighbours when context is on; the word states ``[B, L, D]`` (the first item of a tuple output)."""
+        left, right = self.neighbours(batch.sentences)
+        kwargs = {} if left is None else {"left": left, "right": right}
+        out = features([s.tokens for s in batch.sentences], batch.mask.device, **kwargs)
+        return out[0] if isinstance(out, tuple) else out
 
     def neighbours(self, sentences: Sequence[Sentence]) -> tuple[list | None, list | None]:
         """Left and right context token lists of ``sentences`` (``None, None`` without context)."""
