@@ -120,9 +120,11 @@ def test_compare_variant_from_ablation_files_in_the_command():
 
     base = {"model": "DSpERT", "data": "GENIA", "config": {"seed_everything": 1}, "test": {"f1": 0.7}}
     shallow = {**base, "config": {"seed_everything": 1, "x": 0}, "test": {"f1": 0.6},
-               "command": "ner-zoo fit --config configs/dspert/genia.yaml --config configs/dspert/ablations/shallow.yaml"}
+               "command": "ner-zoo fit --config configs/dspert/genia.yaml --config configs/dspert/ablations/shallow.yaml"
+                          " --config configs/experiments/short_budget_span.yaml"}
     rows = {r["model"]: r for r in table_rows([base, shallow]) if r["seeds"]}
     assert set(rows) == {"DSpERT", "DSpERT (shallow)"}
+    assert (rows["DSpERT"]["overlay"], rows["DSpERT (shallow)"]["overlay"]) == ("", "short_budget_span")
 
 
 def test_compare_appends_session_readmes(tmp_path):

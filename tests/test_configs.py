@@ -74,9 +74,9 @@ def cli_parser():
     return cli_in_process(["--config", str(CONFIGS / "quickstart.yaml")], ParseOnly, run=False).parser
 
 
-def parse(files: list[Path]) -> dict:
+def parse(files: list[Path], extra: list[str] = ()) -> dict:
     parser = cli_parser()
-    args = [a for f in files for a in ("--config", str(f))]
+    args = [a for f in files for a in ("--config", str(f))] + [str(a) for a in extra]
     cfg = parser.parse_args(args)
     return json.loads(parser.dump(cfg, format="json"))
 
@@ -170,6 +170,25 @@ def test_config_parses_and_model_builds(path, deep_tiny_bert):
         model.prepare(SampleCorpus(max_sentences=20).sentences("train"))
     loss = model.compute_loss(sample_batch(model))
     assert loss.ndim == 0 and torch.isfinite(loss)
+
+
+def matrix_entries() -> list[tuple[str, dict]]:
+    """The runs of every run matrix (``configs/experiments/*.yaml`` files holding a list)."""
+    import yaml
+
+    entries = []
+    for path in sorted((CONFIGS / "experiments").glob("*.yaml")):
+        runs = yaml.safe_load(path.read_text())
+        if isinstance(runs, list):
+            entries += [(f"{path.stem}:{run['name']}", run) for run in runs]
+    return entries
+
+
+@pytest.mark.parametrize("name,run", matrix_entries(), ids=[n for n, _ in matrix_entries()])
+def test_run_matrix_entry_parses(name, run):
+    """Each run of a matrix (its configs, recipe overlays and extra arguments) is a valid ``fit`` config."""
+    config = parse([ROOT / c for c in run["configs"]], run.get("args", []))
+    assert config["model"]["class_path"].startswith("ner_zoo.models.")
 
 
 def test_unknown_key_is_rejected(tmp_path):

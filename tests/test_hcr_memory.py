@@ -113,6 +113,25 @@ def test_unwritten_slots_are_ignored_and_scores_match_a_loop():
     torch.testing.assert_close(got, alpha @ v)
 
 
+def test_leave_one_out_excludes_each_token_own_slot():
+    mem = _memory()
+    values = torch.randn(3, 4, 2)
+    slots = _write_all(mem, values=values)
+    mask = _mask(TRAIN)
+    words = torch.tensor(TRAIN[0])  # 2 3 2 4: each token leaves out its own occurrence
+    q = torch.randn(4, 3, requires_grad=True)
+    out = mem.query(words, q, exclude=slots[0])
+    for j, w in enumerate(TRAIN[0]):
+        others = [values[b, i] for b, sent in enumerate(TRAIN) for i, t in enumerate(sent)
+                  if t == w and mask[b, i] and (b, i) != (0, j)]
+        expected = torch.stack(others).mean(0) if others else torch.zeros(2)
+        torch.testing.assert_close(out[j], expected)  # word 4 occurs once: zeros, as an unseen word
+    out.sum().backward()
+    assert torch.isfinite(q.grad).all()
+    no_exclusion = mem.query(words, q.detach(), exclude=torch.full((4,), -1))
+    torch.testing.assert_close(no_exclusion, mem.query(words, q.detach()))
+
+
 def test_gradients_reach_queries_only():
     mem = _memory()
     _write_all(mem, keys=torch.randn(3, 4, 3))

@@ -39,7 +39,7 @@ class TestHCRBase(ModelBattery):  # IntNet-BiLSTM-CRF: both levels off
 
 class TestHCRVariants(ModelBattery):  # Eq. 13 fusion, mean pooling, dot scores, ring overflow, shared embedder
     model = tiny_hcr(fusion="state", sentence_pooling="mean", compatibility="scaled_dot", overflow="ring",
-                     share_sentence_embedder=True, memory_warmup_epochs=0, memory_slots=2)
+                     share_sentence_embedder=True, memory_warmup_epochs=0, memory_slots=2, leave_one_out=True)
 
     test_print_config = None
 
@@ -175,6 +175,22 @@ def test_memory_warmup_zeroes_the_output(tmp_path):
         assert model.document_vectors(batch.words, batch.mask).abs().sum() == 0
     finally:
         model._trainer = None
+
+
+def test_leave_one_out_reads_other_occurrences_only_in_training(tmp_path):
+    cli = _cli(tmp_path, leave_one_out=True)
+    model = cli.model
+    model.prepare(cli.datamodule.sentences("train"))
+    batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("train"))))
+    slots = model.memory.slots_of("train", batch.indices, batch.mask)
+    model.memory.write(slots, torch.ones(*batch.mask.shape, 16), torch.ones(*batch.mask.shape, 32))
+    once = (slots >= 0) & (model.memory.word_count[batch.words] == 1)  # words with one training occurrence
+    assert once.any() and ((slots >= 0) & ~once).any()
+    model.train()
+    r = model.document_vectors(batch.words, batch.mask, slots)
+    assert r[once].abs().sum() == 0 and (r[(slots >= 0) & ~once] != 0).all()
+    model.eval()  # evaluation reads every training slot
+    assert (model.document_vectors(batch.words, batch.mask)[once] != 0).all()
 
 
 # configs -------------------------------------------------------------------------------------------------------

@@ -116,6 +116,9 @@ class HCR(SequenceTagger):
             from the start.
         transductive: also index dev/test tokens and write their slots during evaluation, as the official
             code does (off: training tokens only, frozen at evaluation). Report it whenever used.
+        leave_one_out: in training, each token's query leaves out its own slot (its state from the last
+            epoch), so a word seen once in training reads zeros there as an unseen word does at test time.
+            Not in the paper (off); queries then go per token instead of per word type.
         loss_reduction: CRF loss over the batch, ``sum`` (the code, with SGD lr 0.015) or ``mean``.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
@@ -129,7 +132,8 @@ class HCR(SequenceTagger):
                  compatibility: Literal["cosine", "dot", "scaled_dot"] = "cosine",
                  overflow: Literal["first", "ring"] = "first", memory_weight: float = 0.3,
                  fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
-                 transductive: bool = False, loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
+                 transductive: bool = False, leave_one_out: bool = False,
+                 loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
@@ -139,6 +143,7 @@ class HCR(SequenceTagger):
         self.embeddings_source = embeddings
         self.fusion, self.memory_weight, self.loss_reduction = fusion, memory_weight, loss_reduction
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
+        self.leave_one_out = leave_one_out
         n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
         self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
         self.transformer = transformer
@@ -257,20 +262,26 @@ class HCR(SequenceTagger):
         """The memory output is used (zero during the first ``memory_warmup_epochs`` of training)."""
         return not self.training or self._trainer is None or self.current_epoch >= self.memory_warmup_epochs
 
-    def document_vectors(self, words: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``r [B, L, 2 * hidden]`` (fp32): each word type is queried once with its current embedding."""
+    def document_vectors(self, words: torch.Tensor, mask: torch.Tensor, own_slots: torch.Tensor | None = None
+                         ) -> torch.Tensor:
+        """``r [B, L, 2 * hidden]`` (fp32): each word type is queried once with its current embedding, or
+        each token leaving out ``own_slots [B, L]`` (its own slot; ``leave_one_out``)."""
         r = torch.zeros(*words.shape, self.memory.value_dim, device=words.device)
         if not self.memory_active() or self.memory.num_slots == 0:
+            return r
+        if own_slots is not None:
+            tokens = words[mask]
+            r[mask] = self.memory.query(tokens, self.embedder.words(tokens), exclude=own_slots[mask])
             return r
         unique, inverse = torch.unique(words[mask], return_inverse=True)
         r[mask] = self.memory.query(unique, self.embedder.words(unique))[inverse]
         return r
 
-    def _write_memory(self, batch: Batch, w: torch.Tensor, h: torch.Tensor) -> None:
+    def _write_memory(self, batch: Batch, w: torch.Tensor, h: torch.Tensor, slots: torch.Tensor | None) -> None:
         if self.memory.num_slots == 0:
             return
         if self.training:  # applied after the backward pass (the query's graph reads the values in place)
-            self.memory.stage(self.memory.slots_of("train", batch.indices, batch.mask), w, h)
+            self.memory.stage(slots, w, h)
         elif self.transductive and self._eval_split is not None:
             slots = self.memory.slots_of(self._eval_split, batch.indices, batch.mask)
             self.memory.write(slots, w, h, deferred=True)
@@ -280,8 +291,9 @@ class HCR(SequenceTagger):
         if self.memory is None:
             return self.projection(h)
         self.memory.commit()  # writes staged by a step without backward (normally done in on_after_backward)
-        r = self.document_vectors(batch.words, batch.mask)
-        self._write_memory(batch, w, h)  # after the query, as in the reference code
+        slots = self.memory.slots_of("train", batch.indices, batch.mask) if self.training else None
+        r = self.document_vectors(batch.words, batch.mask, slots if self.leave_one_out else None)
+        self._write_memory(batch, w, h, slots)  # after the query, as in the reference code
         a = self.memory_weight
         if self.fusion == "emission":
             return (1 - a) * self.projection(h) + a * self.memory_projection(r.to(h.dtype))

@@ -199,9 +199,10 @@ class KeyValueTokenMemory(nn.Module):
             return dot / keys.norm(dim=-1).clamp_min(1e-8)
         return dot / math.sqrt(self.key_dim) if self.compatibility == "scaled_dot" else dot
 
-    def query(self, word_ids: torch.Tensor, queries: torch.Tensor) -> torch.Tensor:
+    def query(self, word_ids: torch.Tensor, queries: torch.Tensor, exclude: torch.Tensor | None = None) -> torch.Tensor:
         """Attention of each query over the written slots of its word: ``[N]`` ids, ``[N, key_dim]`` ->
-        ``[N, value_dim]`` (fp32). Words without written slots get zeros. Gradients reach ``queries``."""
+        ``[N, value_dim]`` (fp32). Words without written slots get zeros. Gradients reach ``queries``.
+        ``exclude [N]``: a slot each query leaves out (its own occurrence; -1: none)."""
         n = word_ids.shape[0]
         out = queries.new_zeros(n, self.value_dim, dtype=torch.float32)
         if self.num_slots == 0 or n == 0:
@@ -214,6 +215,8 @@ class KeyValueTokenMemory(nn.Module):
         slot = (self.word_start.index_select(0, word_ids) - offset).index_select(0, seg) + torch.arange(
             len(seg), device=seg.device)
         valid = self.written.index_select(0, slot)
+        if exclude is not None:
+            valid = valid & (slot != exclude.index_select(0, seg))
         keys = self.keys.index_select(0, slot).float()
         score = self.scores(queries.float(), keys, seg).masked_fill(~valid, float("-inf"))
         top = torch.full((n,), float("-inf"), device=score.device).scatter_reduce(0, seg, score.detach(), "amax")
