@@ -92,7 +92,7 @@ def table_rows(records: list[dict]) -> list[dict]:
                       and p.get("variant") == variant), None)
         if paper is not None:
             matched.add(paper)
-        score = [r["test"].get("f1", r["test"].get("accuracy", float("nan"))) for r in recs]
+        score = [_score(r) for r in recs]
         epochs = [r.get("epochs") for r in recs]
         secs = [s for r in recs for s in r.get("epoch_seconds", [])]
         hw = recs[0].get("hardware", {})
@@ -115,6 +115,68 @@ def table_rows(records: list[dict]) -> list[dict]:
                          "paper": f"{p['value']:.2f}", "epochs": "", "s/epoch": "", "precision": "",
                          "hardware": "", "config": "", "command": ""})
     return rows
+
+
+# Each paper model (model, variant of its main config) and the baselines its paper compares it with, in the
+# order they are looked for: a same-recipe ablation first, then a separate baseline model.
+BASELINES = {("HCR", "all"): [("HCR", "base")], ("MIN", None): [("MIN", "ner_only")],
+             ("PSA", None): [("PSA", "no_fusion"), ("PSA", "same_recipe_baseline"), ("BiLSTMCRF", None)],
+             ("LocateAndLabel", None): [("ExhaustiveSpanClassifier", "lnl_encoder")],
+             ("DSpERT", None): [("DSpERT", "shallow")]}
+
+
+def _score(rec: dict) -> float:
+    return rec["test"].get("f1", rec["test"].get("accuracy", float("nan")))
+
+
+def _paper_value(papers: list[dict], model: str, data: str, variant: str | None) -> float | None:
+    return next((p["value"] for p in papers if (p["model"], p["data"], p.get("variant")) == (model, data, variant)),
+                None)
+
+
+def gain_rows(records: list[dict]) -> list[dict]:
+    """Each paper model against its baseline (:data:`BASELINES`) run in the same session folder, on the same
+    data with the same recipe overlays: test scores and the gain, paired by seed (mean ± std of the per-seed
+    differences), beside the paper's gain."""
+    papers = paper_results()
+    runs: dict[tuple, dict] = defaultdict(dict)  # (session, overlay, data, model, variant) -> seed -> score
+    for r in records:
+        session = Path(r["_path"]).parent.parent.as_posix() if r.get("_path") else ""
+        runs[(session, _overlays(r), r["data"], r["model"], _variant(r))][r.get("seed")] = _score(r)
+    rows = []
+    for (session, overlay, data, model, variant), scores in sorted(runs.items(), key=lambda kv: str(kv[0])):
+        for base_model, base_variant in BASELINES.get((model, variant), []):
+            base = runs.get((session, overlay, data, base_model, base_variant))
+            seeds = sorted(set(scores) & set(base or {}), key=str)
+            if not seeds:
+                continue
+            paper = _paper_value(papers, model, data, variant)
+            paper_base = next((v for m, b in BASELINES[(model, variant)]
+                               if (v := _paper_value(papers, m, data, b)) is not None), None)
+            rows.append({
+                "session": session, "dataset": data, "model": model + (f" ({variant})" if variant else ""),
+                "baseline": base_model + (f" ({base_variant})" if base_variant else ""), "overlay": overlay,
+                "seeds": len(seeds), "model score": _fmt([scores[s] for s in seeds]),
+                "baseline score": _fmt([base[s] for s in seeds]),
+                "gain": ("+" if sum(scores[s] - base[s] for s in seeds) >= 0 else "")
+                        + _fmt([scores[s] - base[s] for s in seeds]),
+                "paper gain": "" if paper is None or paper_base is None else f"{paper - paper_base:+.2f}",
+            })
+            break
+    return rows
+
+
+def gain_markdown(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    lines = ["## Gains over the papers' baselines", "",
+             "Each model against the baseline its paper compares it with, run in the same session with the same "
+             "seeds, data and recipe overlays (`gain`: mean ± std over seeds of the per-seed difference, in points). "
+             "The session READMEs below say how each budget was set.", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
 
 
 def length_rows(records: list[dict]) -> list[dict]:
@@ -194,9 +256,9 @@ def compare_main(argv: Sequence[str]) -> int:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
     if a.output and a.format == "markdown":
-        lengths = length_markdown(length_rows(records))
+        extra = [t for t in (gain_markdown(gain_rows(records)), length_markdown(length_rows(records))) if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
-                + ("\n\n" + lengths if lengths else "") + session_notes(a.paths))
+                + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
         from ner_zoo.data.writers import atomic_write
 
         with atomic_write(a.output) as f:

@@ -127,6 +127,25 @@ def test_compare_variant_from_ablation_files_in_the_command():
     assert (rows["DSpERT"]["overlay"], rows["DSpERT (shallow)"]["overlay"]) == ("", "short_budget_span")
 
 
+def test_compare_gains_pair_seeds_within_a_session():
+    from ner_zoo.compare import gain_rows
+
+    def rec(session, variant, seed, f1, overlay=""):
+        cmd = "ner-zoo fit --config configs/min/wnut2017.yaml" + (f" --config configs/experiments/{overlay}.yaml"
+                                                                 if overlay else "")
+        return {"model": "MIN", "data": "WNUT2017", "seed": seed, "command": cmd, "test": {"f1": f1},
+                "config": {"variant": variant}, "_path": f"runs/{session}/run-s{seed}/results.json"}
+
+    records = [rec("a", None, 1, 0.30), rec("a", None, 2, 0.32), rec("a", None, 3, 0.5),
+               rec("a", "ner_only", 1, 0.29), rec("a", "ner_only", 2, 0.29),  # seed 3 has no baseline
+               rec("b", "ner_only", 3, 0.1),  # another session: never paired
+               rec("a", None, 1, 0.9, overlay="short_budget_tagger")]  # another recipe: no baseline
+    (row,) = gain_rows(records)
+    assert (row["session"], row["seeds"], row["model"], row["baseline"]) == ("runs/a", 2, "MIN", "MIN (ner_only)")
+    assert row["model score"] == "31.00 ± 1.41" and row["baseline score"] == "29.00 ± 0.00"
+    assert row["gain"] == "+2.00 ± 1.41" and row["paper gain"] == "+4.82"
+
+
 def test_compare_appends_session_readmes(tmp_path):
     from ner_zoo.compare import session_notes
 
