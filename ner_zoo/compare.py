@@ -55,6 +55,10 @@ def _variant(rec: dict) -> str | None:
     return explicit or "+".join(re.findall(r"ablations/(\w+)\.ya?ml", rec.get("command") or "")) or None
 
 
+def _label(model: str, variant: str | None) -> str:
+    return model + (f" ({variant})" if variant else "")
+
+
 def _overlays(rec: dict) -> str:
     """Recipe overlays named in the command (``experiments/short_budget_tagger.yaml`` -> short_budget_tagger)."""
     return "+".join(re.findall(r"experiments/(\w+)\.ya?ml", rec.get("command") or ""))
@@ -97,7 +101,7 @@ def table_rows(records: list[dict]) -> list[dict]:
         secs = [s for r in recs for s in r.get("epoch_seconds", [])]
         hw = recs[0].get("hardware", {})
         rows.append({
-            "model": model + (f" ({variant})" if variant else ""), "dataset": data,
+            "model": _label(model, variant), "dataset": data,
             "encoder": recs[0].get("encoder") or "", "overlay": _overlays(recs[0]),
             "ours": _fmt(score), "seeds": len(recs),
             "paper": "" if paper is None else f"{papers[paper]['value']:.2f}",
@@ -110,7 +114,7 @@ def table_rows(records: list[dict]) -> list[dict]:
         })
     for i, p in enumerate(papers):
         if i not in matched:
-            rows.append({"model": p["model"] + (f" ({p['variant']})" if p.get("variant") else ""),
+            rows.append({"model": _label(p["model"], p.get("variant")),
                          "dataset": p["data"], "encoder": "", "overlay": "", "ours": "not yet run", "seeds": 0,
                          "paper": f"{p['value']:.2f}", "epochs": "", "s/epoch": "", "precision": "",
                          "hardware": "", "config": "", "command": ""})
@@ -153,30 +157,34 @@ def gain_rows(records: list[dict]) -> list[dict]:
             paper = _paper_value(papers, model, data, variant)
             paper_base = next((v for m, b in BASELINES[(model, variant)]
                                if (v := _paper_value(papers, m, data, b)) is not None), None)
+            diffs = [scores[s] - base[s] for s in seeds]
             rows.append({
-                "session": session, "dataset": data, "model": model + (f" ({variant})" if variant else ""),
-                "baseline": base_model + (f" ({base_variant})" if base_variant else ""), "overlay": overlay,
+                "session": session, "dataset": data, "model": _label(model, variant),
+                "baseline": _label(base_model, base_variant), "overlay": overlay,
                 "seeds": len(seeds), "model score": _fmt([scores[s] for s in seeds]),
                 "baseline score": _fmt([base[s] for s in seeds]),
-                "gain": ("+" if sum(scores[s] - base[s] for s in seeds) >= 0 else "")
-                        + _fmt([scores[s] - base[s] for s in seeds]),
+                "gain": ("+" if sum(diffs) >= 0 else "") + _fmt(diffs),
                 "paper gain": "" if paper is None or paper_base is None else f"{paper - paper_base:+.2f}",
             })
             break
     return rows
 
 
+def _markdown_table(rows: list[dict], cols: list[str]) -> list[str]:
+    return (["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+            + ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows])
+
+
+def _section(title: str, intro: str, rows: list[dict]) -> str:
+    """A ``## title`` section: the intro, then the rows as a table (columns from the first row)."""
+    return "\n".join([f"## {title}", "", intro, "", *_markdown_table(rows, list(rows[0]))]) if rows else ""
+
+
 def gain_markdown(rows: list[dict]) -> str:
-    if not rows:
-        return ""
-    cols = list(rows[0])
-    lines = ["## Gains over the papers' baselines", "",
-             "Each model against the baseline its paper compares it with, run in the same session with the same "
-             "seeds, data and recipe overlays (`gain`: mean ± std over seeds of the per-seed difference, in points). "
-             "The session READMEs below say how each budget was set.", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    return _section("Gains over the papers' baselines",
+                    "Each model against the baseline its paper compares it with, run in the same session with the "
+                    "same seeds, data and recipe overlays (`gain`: mean ± std over seeds of the per-seed difference, "
+                    "in points). The session READMEs below say how each budget was set.", rows)
 
 
 def length_rows(records: list[dict]) -> list[dict]:
@@ -186,7 +194,7 @@ def length_rows(records: list[dict]) -> list[dict]:
     bucketed = [r for r in records if any(k.startswith("f1/len") for k in r["test"])]
     for (model, data, variant, chash), recs in sorted(recipes(bucketed), key=lambda kv: str(kv[0][1])):
         buckets = [k for k in recs[0]["test"] if k.startswith("f1/len")]
-        row = {"dataset": data, "model": model + (f" ({variant})" if variant else ""), "seeds": len(recs)}
+        row = {"dataset": data, "model": _label(model, variant), "seeds": len(recs)}
         for k in buckets:
             support = recs[0]["test"].get("support" + k[2:])
             name = k[len("f1/len"):].lstrip("=")
@@ -199,25 +207,18 @@ def length_rows(records: list[dict]) -> list[dict]:
 
 
 def length_markdown(rows: list[dict]) -> str:
-    """The F1-by-length table (columns from the first row; every span model logs the same buckets)."""
-    if not rows:
-        return ""
-    cols = list(rows[0])
-    lines = ["## Test F1 by entity length (tokens)", "",
-             "Span models log exact-match F1 per gold-length bucket; `(none)`: no gold entity of that length in the "
-             "test split. `proposals / gold`: Locate-and-Label's filtered span proposals per gold entity.", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    """The F1-by-length table (every span model logs the same buckets)."""
+    return _section("Test F1 by entity length (tokens)",
+                    "Span models log exact-match F1 per gold-length bucket; `(none)`: no gold entity of that length "
+                    "in the test split. `proposals / gold`: Locate-and-Label's filtered span proposals per gold "
+                    "entity.", rows)
 
 
 def to_markdown(rows: list[dict]) -> str:
     """The table, then one reproduction command per recipe (with the first seed's arguments)."""
     if not rows:
         return "(no runs)"
-    cols = [c for c in rows[0] if c != "command"]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    lines = _markdown_table(rows, [c for c in rows[0] if c != "command"])
     commands = [(r["config"], r["command"]) for r in rows if r.get("command")]
     if commands:
         lines += ["", "Commands (one seed shown; the other seeds differ only in `--seed_everything` and paths):", ""]
