@@ -122,14 +122,19 @@ class NERDataModule(pl.LightningDataModule):
         raise NotImplementedError
 
     def sentences(self, split: str) -> list[Sentence]:
-        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached)."""
+        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached), each stamped with its split."""
         if split not in self._splits:
             if split in ("train", "dev") and self.split_path("dev") is None and self.split_path("train"):
                 train, dev = carve_dev(self._read("train"), self.dev_fraction, self.split_seed)
-                self._splits["train"], self._splits["dev"] = train, dev
+                self._store("train", train), self._store("dev", dev)
             else:
-                self._splits[split] = self._read(split)
+                self._store(split, self._read(split))
         return self._splits[split]
+
+    def _store(self, split: str, sents: list[Sentence]) -> None:
+        for s in sents:  # document context is looked up within this split only
+            s.split = split
+        self._splits[split] = sents
 
     def _read(self, split: str) -> list[Sentence]:
         path = self.split_path(split)
