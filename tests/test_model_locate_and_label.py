@@ -11,12 +11,14 @@ import pytest
 import torch
 
 from battery import ModelBattery, build, setup_for_fit
+from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
 from ner_zoo.modules.span_losses import focal_loss
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
+DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
@@ -209,6 +211,25 @@ def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  #
     loss = model.train().compute_loss(batch)
     loss.backward()
     assert torch.isfinite(loss) and model.encoder.lstm.input_size == 16 + 30 + model.features.output_dim
+
+
+def test_dropout_only_on_embeddings_and_each_head_input(tmp_path, tiny_bert_dir):  # noqa: F811
+    """The official placement (review H1): prop_drop on GloVe/char/POS only, never on the transformer
+    features or the BiLSTM output, and once on each head's input."""
+    frozen = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+              "init_args": {"model": str(tiny_bert_dir), "freeze": True}}  # frozen: no BERT-internal dropout
+    model = _model(tmp_path, features=frozen, embed_dropout=0.0, dropout=0.9)
+    batch = model.collate(list(enumerate(DEV[:4])))
+    with torch.no_grad():
+        torch.testing.assert_close(model.train().token_states(batch), model.eval().token_states(batch))
+    for head in (model.filter, model.regressor, model.classifier):
+        assert [type(m) for m in head].count(torch.nn.Dropout) == 1 and isinstance(head[0], torch.nn.Dropout)
+    inputs = _model(tmp_path, features=frozen, hidden=0, embed_dropout=0.9)  # h = the BiLSTM's inputs
+    d = inputs.features.output_dim
+    with torch.no_grad():
+        train, evaluated = inputs.train().token_states(batch), inputs.eval().token_states(batch)
+    torch.testing.assert_close(train[..., -d:], evaluated[..., -d:])  # transformer features kept
+    assert not torch.equal(train[..., :-d], evaluated[..., :-d])  # embeddings dropped
 
 
 def test_proposals_per_gold_logged(tmp_path):

@@ -8,6 +8,10 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
 
 * §2.1 encoder ``h = BiLSTM([glove; char BiLSTM; POS; transformer(sentence with one neighbour each
   side)])``: :meth:`LocateAndLabel.token_states` (pieces shared with the exhaustive span classifier).
+  Dropout as the code (§3.3 "a dropout before the filter, regressor and entity classifier"): ``embed_dropout``
+  on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
+  ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
+  same placement.
 * §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (code's window set + every gold span;
   pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
   sentence, resampled every step from ``(sample_seed, global_step)``).
@@ -128,8 +132,9 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             ``context: 1`` it sees one neighbouring sentence of the document on each side.
         hidden: BiLSTM size per direction (0: no BiLSTM).
         num_layers: BiLSTM layers.
-        embed_dropout: dropout on the concatenated inputs of the BiLSTM (``prop_drop``).
-        dropout: dropout on the BiLSTM output and before each head.
+        embed_dropout: dropout on the GloVe, char and POS embeddings (the code's ``prop_drop``).
+        features_dropout: dropout on the transformer features (code and default: 0, never dropped).
+        dropout: dropout on each head's input, once (paper §3.3, code); the BiLSTM output is not dropped.
         ffn_dim: hidden size of the three heads' MLPs.
         train_widths: seed span lengths during training (the code's window set, as lengths).
         eval_width: evaluation enumerates every length ``1..eval_width`` (default ``max(train_widths)``).
@@ -156,7 +161,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = True, char_encoder: CharEncoderFactory | None = None,
                  pos_feature: str | None = "pos", pos_dim: int = 25, features: nn.Module | None = None,
-                 hidden: int = 512, num_layers: int = 1, embed_dropout: float = 0.5, dropout: float = 0.5,
+                 hidden: int = 512, num_layers: int = 1, embed_dropout: float = 0.5, features_dropout: float = 0.0,
+                 dropout: float = 0.5,
                  ffn_dim: int = 1024, train_widths: list[int] | int = ACE05_LENGTHS, eval_width: int | None = None,
                  alpha1: float = 0.7, alpha2: float = 1.0, eta: float = 1.0, gamma: float = 2.0,
                  neg_ratio: float | None = 5.0, neg_extra: int = 2, sample_seed: int = 47,
@@ -186,7 +192,7 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                      + (features.output_dim if features is not None else 0))
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
-        self.embed_dropout, self.dropout = nn.Dropout(embed_dropout), nn.Dropout(dropout)
+        self.embed_dropout, self.features_dropout = nn.Dropout(embed_dropout), nn.Dropout(features_dropout)
         self.filter = _mlp(3 * dim, ffn_dim, 1, dropout)
         self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout)
         self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
@@ -207,16 +213,15 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
 
     # encoder -----------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
-        """Contextual word states ``h [B, L, D]`` (§2.1)."""
+        """Contextual word states ``h [B, L, D]`` (§2.1); dropout on the embeddings only, as the code."""
         parts = [self.embedder(batch)]
         if self.pos is not None:
             parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
-        if self.features is not None:
-            parts.append(self.context_features(self.features, batch).to(parts[0].dtype))
         x = self.embed_dropout(torch.cat(parts, -1))
-        if self.encoder is not None:
-            x = self.dropout(self.encoder(x, batch.mask))
-        return x
+        if self.features is not None:
+            feats = self.context_features(self.features, batch).to(x.dtype)
+            x = torch.cat([x, self.features_dropout(feats)], -1)
+        return self.encoder(x, batch.mask) if self.encoder is not None else x
 
     # heads -------------------------------------------------------------------------------------------------
     def propose(self, h: Tensor, seeds: Tensor, mask: Tensor, lengths: Tensor) -> Proposals:
