@@ -132,6 +132,35 @@ def test_illegal_adjustments_are_excluded(tmp_path):
     assert model.decode(batch) != [[]]
 
 
+def test_without_regressor_the_seeds_are_the_proposals(tmp_path):
+    """Table 3 "w/o regressor": no head, offsets 0 (a zero loss weight would still leave a random regressor
+    that moves every seed), no regression loss."""
+    model = _model(tmp_path, use_regressor=False, train_widths=[1, 2])
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e"], [Span(1, 4, label)]))])
+    assert model.regressor is None
+    s = model.training_seeds(batch)
+    p = model.propose(model.token_states(batch), s["seeds"], s["mask"], batch.lengths)
+    assert torch.equal(p.adjusted, s["seeds"]) and not p.offsets.any() and not p.illegal.any()
+    terms = model.train().loss_terms(batch)
+    assert terms["offset"] == 0 and terms["overlap"] == 0 and terms["filter"] > 0
+    model.compute_loss(batch).backward()
+
+
+def test_without_filter_every_legal_span_is_classified(tmp_path):
+    """Table 3 "w/o filter": no head, no filter loss, every legal span reaches the classifier."""
+    model = _model(tmp_path, use_filter=False, filter_threshold=0.99)
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e"], [Span(1, 4, label)]))])
+    assert model.filter is None
+    _fix_head(model.regressor, [0.0, 0.0])
+    p, filtered, _ = model.eval_proposals(batch)
+    assert int(filtered.sum()) == 5 + 4 + 3 + 2  # widths 1-4 on 5 tokens, none filtered out
+    terms = model.train().loss_terms(batch)
+    assert terms["filter"] == 0 and terms["classifier"] > 0
+    model.compute_loss(batch).backward()
+
+
 def test_select_proposals_hand_worked(tmp_path):
     model = _model(tmp_path, score_threshold=0.5, nms_decay=0.5, nms_iou=0.6)
     spans = torch.tensor([[[0, 2], [0, 2], [0, 2], [4, 6], [1, 3], [6, 9], [6, 8], [9, 10]]])
