@@ -190,7 +190,7 @@ class WSJPOS(NERDataModule):
                 sents = sents[: self.max_sentences]
             for s in sents:
                 s.validate()
-            self._splits[split] = sents
+            self._store(split, sents)
         return self._splits[split]
 
 

@@ -187,6 +187,7 @@ class RunRecorder(Callback):
             "precision": str(trainer.precision),
             "devices": trainer.num_devices, "nodes": trainer.num_nodes,
             "hardware": hardware(), "versions": versions(),
+            "data_notes": dict(getattr(dm, "notes", None) or {}),  # e.g. long training sentences split
         }
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
