@@ -199,6 +199,7 @@ class GENIA(JsonDataModule):
     """GENIA 3.02, 5 types, document split of Yan et al. (2022), JSON-lines with exclusive ends."""
 
     default_subdir = "genia"
+    split_name = "yan2022"
     files = {"train": "train.jsonlines", "dev": "dev.jsonlines", "test": "test.jsonlines"}
 
 

@@ -98,6 +98,8 @@ class NERDataModule(pl.LightningDataModule):
     #: split name -> file name relative to ``data_dir``; ``dev`` may be missing (carved from train)
     files: dict[str, str] = {}
     tag_column: str | None = None  # POS tagging reads its tags from this column
+    #: name of the train/dev/test split, recorded in results.json and matched against the paper's split
+    split_name: str = "standard"
 
     def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: int = 10,
                  eval_batch_size: int = 64, lower: bool = False, normalize_digits: bool = False,
