@@ -20,8 +20,9 @@ from ner_zoo.training.records import config_hash
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines)
 PAIRS: list[tuple[tuple[str, str | None], tuple[str, str | None]]] = [
     (("HCR", "all"), ("HCR", "base")), (("HCR", "sentence"), ("HCR", "base")), (("HCR", "document"), ("HCR", "base")),
-    (("HCR", "all+released_bug"), ("HCR", "base")),
+    (("HCR", "released_bug"), ("HCR", "base")), (("HCR", "all"), ("HCR", "released_bug")),
     (("MIN", None), ("MIN", "ner_only")), (("MIN", "no_interaction"), ("MIN", "ner_only")),
+    (("MIN", "no_interacted_subtasks"), ("MIN", "ner_only")),
     (("PSA", None), ("PSA", "no_fusion")),
     (("DSpERT", None), ("DSpERT", "shallow")), (("DSpERT", None), ("BiaffineNER", None)),
     (("LocateAndLabel", None), ("LocateAndLabel", "no_regressor")),
