@@ -112,3 +112,12 @@ def test_paper_number_marked_when_the_split_differs():
     new = {**old, "config": {"a": 2}, "data_split": "finkel_manning"}
     rows = {r["config"]: r["paper"] for r in table_rows([old, new]) if r["seeds"]}
     assert sorted(rows.values()) == ["80.54", "80.54 (paper's split: finkel_manning, ours: yan2022)"]
+
+
+def test_readme_paired_rows_come_from_results():
+    """The README's paired-comparison rows are copied from the generated docs/results.md, never edited."""
+    root = Path(__file__).resolve().parents[1]
+    results = (root / "docs" / "results.md").read_text()
+    section = (root / "README.md").read_text().split("**Paired comparisons**")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) >= 2 and all(row in results for row in rows)
