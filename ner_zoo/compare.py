@@ -245,7 +245,7 @@ def session_notes(paths: Sequence[str | Path]) -> str:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="ner-zoo compare", description=__doc__)
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo compare", description=__doc__)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
     p.add_argument("--output", type=Path)

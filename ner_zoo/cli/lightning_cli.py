@@ -54,7 +54,10 @@ class NERZooCLI(LightningCLI):
         kwargs.setdefault("save_config_callback", LogConfigCallback)
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
         kwargs.setdefault("seed_everything_default", 42)
-        kwargs.setdefault("parser_kwargs", {"default_env": False})
+        # no prefix matching: a mistyped `--trainer.max_epoch` is an error, not a silent `max_epochs`
+        strict = {"allow_abbrev": False}
+        kwargs.setdefault("parser_kwargs", {"default_env": False, **strict,
+                                            **{c: dict(strict) for c in ("fit", "validate", "test", "predict")}})
         kwargs.setdefault("auto_configure_optimizers", False)
         super().__init__(NERModule, NERDataModule, *args, **kwargs)
 

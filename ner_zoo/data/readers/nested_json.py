@@ -194,7 +194,7 @@ _READERS = {"genia": _genia, "dygie": _dygie, "lal": _lal}
 
 @gc_paused
 def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, duplicates: str = "drop",
-                     encoding: str | None = None) -> SentenceList:
+                     encoding: str | None = None, data: bytes | None = None) -> SentenceList:
     """Read a span-annotated JSON corpus (nested spans allowed).
 
     Args:
@@ -206,7 +206,7 @@ def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, dup
             raises; ``"keep"`` keeps the copies, reproducing raw mention counts, but such sentences fail
             :meth:`Sentence.validate`. The ACE 2005 files hold 119/16/12 exact duplicates (train/dev/test)
             and ACE 2004 train holds 2; their PROVENANCE counts include them.
-        encoding: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
+        encoding, data: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
 
     Returns:
         A :class:`SentenceList` with ``.notes = {"shape": ..., "duplicates_dropped": n}``.
@@ -215,7 +215,7 @@ def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, dup
         DataFormatError: naming ``file#record`` for invalid JSON, an unknown shape, a missing key, a span
             out of range or ending before it starts, or (``duplicates="raise"``) a duplicate span.
     """
-    text, used = read_text(path, encoding)
+    text, used = read_text(path, encoding, data)
     records = _records(text, path)
     if not records:
         raise DataFormatError("no records in file", path)
