@@ -1,7 +1,9 @@
 """The ``fit``/``validate``/``test``/``predict`` subcommands: LightningCLI with the zoo's defaults.
 
 * ``data.vocabs`` is linked into ``model.init_args.vocabs`` when the classes are instantiated.
-* A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options).
+* A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options), and beside it
+  :class:`LatestCheckpoint` writes ``last.ckpt`` every epoch and at a Ctrl-C/SIGTERM (resume with
+  ``--ckpt_path last``).
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
   offline (nothing hangs without network) and gets its name, group and tags from the model and dataset.
 * The fully resolved config is saved to the run folder and sent to every logger.
@@ -12,12 +14,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.training.base import NERModule
@@ -47,6 +51,24 @@ def _short(class_path: str | None) -> str:
     return (class_path or "unknown").rsplit(".", 1)[-1]
 
 
+class LatestCheckpoint(ModelCheckpoint):
+    """``last.ckpt``: the latest epoch, whatever the monitored score did (Lightning's ``save_last`` writes it only
+    after a top-k save, i.e. after the last improvement), and the moment of a Ctrl-C or SIGTERM, so that
+    ``ner-zoo fit --config C --ckpt_path last`` resumes where the run stopped."""
+
+    def __init__(self, dirpath: str | None = None):
+        super().__init__(dirpath=dirpath, filename=self.CHECKPOINT_NAME_LAST, monitor=None, save_top_k=1,
+                         enable_version_counter=False, save_on_exception=True)
+
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        if isinstance(exception, (KeyboardInterrupt, SIGTERMException)):  # not after an error: keep the good one
+            super().on_exception(trainer, pl_module, exception)
+
+
+# the latest-checkpoint callback sits beside the best one; "best" resolves to the first, as intended
+warnings.filterwarnings("ignore", message=r".*configured with multiple `ModelCheckpoint`")
+
+
 class NERZooCLI(LightningCLI):
     def __init__(self, *args: Any, **kwargs: Any):
         kwargs.setdefault("subclass_mode_model", True)
@@ -70,7 +92,7 @@ class NERZooCLI(LightningCLI):
         parser.add_argument("--test_after_fit", type=bool, default=False,
                             help="after fit, test the best checkpoint (on val/f1) on the test split")
         parser.set_defaults({
-            "checkpoint.monitor": "val/f1", "checkpoint.mode": "max", "checkpoint.save_last": True,
+            "checkpoint.monitor": "val/f1", "checkpoint.mode": "max", "checkpoint.save_last": False,
             "checkpoint.filename": "best-{epoch:02d}",
             "trainer.default_root_dir": "runs",
             "trainer.logger": {"class_path": "lightning.pytorch.loggers.CSVLogger",
@@ -95,6 +117,12 @@ class NERZooCLI(LightningCLI):
             tags = list(extra.get("tags") or [])
             extra["tags"] = tags + [t for t in (model, data, f"seed{config.get('seed_everything')}") if t not in tags]
             logger["dict_kwargs"] = extra
+
+    def _instantiate_trainer(self, config: dict[str, Any], callbacks: list) -> pl.Trainer:
+        best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
+        if best is not None and not best.save_last:
+            callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
+        return super()._instantiate_trainer(config, callbacks)
 
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit"):

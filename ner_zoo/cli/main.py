@@ -22,6 +22,7 @@ from ner_zoo.errors import NerZooError
 TOOLS = {"score", "data", "compare"}
 #: exit status of an input error (as argparse uses for bad arguments)
 USAGE_ERROR = 2
+SIGTERM_EXIT = 128 + 15  # as a shell reports a process ended by SIGTERM
 
 
 def error_line(e: BaseException) -> str:
@@ -42,6 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int | None:
             raise
         print(f"ner-zoo: error: {error_line(e)}", file=sys.stderr)
         return USAGE_ERROR
+    except SystemExit as e:
+        if type(e).__name__ != "SIGTERMException":  # Lightning's, a SystemExit without a code (would exit 0)
+            raise
+        print("ner-zoo: interrupted by SIGTERM (last.ckpt and results.json were written; resume with "
+              "--ckpt_path last)", file=sys.stderr)
+        return SIGTERM_EXIT
 
 
 def usage() -> str:

@@ -187,6 +187,8 @@ def read_prediction_jsonl(path: str | os.PathLike[str]) -> tuple[list[list[Span]
         for key in ("tokens", "gold_spans", "pred_spans"):
             if not isinstance(obj, dict) or key not in obj:
                 raise DataFormatError(f"missing key {key!r}", path, lineno)
+        if not isinstance(obj["tokens"], list):
+            raise DataFormatError(f"'tokens' must be a list, got {type(obj['tokens']).__name__}", path, lineno)
         n = len(obj["tokens"])
         gold.append(_spans(obj["gold_spans"], n, where, "gold_spans"))
         pred.append(_spans(obj["pred_spans"], n, where, "pred_spans"))
