@@ -24,6 +24,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
+from ner_zoo.errors import CheckpointError
 from ner_zoo.training.base import NERModule
 from ner_zoo.training.records import RunRecorder
 
@@ -118,6 +119,25 @@ class NERZooCLI(LightningCLI):
             extra["tags"] = tags + [t for t in (model, data, f"seed{config.get('seed_everything')}") if t not in tags]
             logger["dict_kwargs"] = extra
 
+    def _parse_ckpt_path(self) -> None:
+        """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
+        differ from what the command line or config gave, and turn an unreadable file into one line."""
+        sub = self.config.get("subcommand")
+        ckpt = self.config[sub].get("ckpt_path") if sub else None
+        if not ckpt or not Path(ckpt).is_file():
+            return
+        given = _model_args(self.config[sub].get("model"))
+        try:
+            super()._parse_ckpt_path()
+        except (RuntimeError, EOFError, ValueError) as e:
+            raise CheckpointError(f"{ckpt}: not a readable checkpoint (truncated, corrupted or not written by "
+                                  f"torch.save: {str(e).strip().splitlines()[0][:200]})") from None
+        stored = _model_args(self.config[sub].get("model"))
+        changed = sorted(k for k in given.keys() | stored.keys() if given.get(k) != stored.get(k))
+        if changed:
+            shown = ", ".join(f"{k}: {given.get(k)!r} -> {stored.get(k)!r}" for k in changed)[:600]
+            warnings.warn(f"{ckpt}: the checkpoint's model settings replace those given ({shown})", stacklevel=1)
+
     def _instantiate_trainer(self, config: dict[str, Any], callbacks: list) -> pl.Trainer:
         best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
         if best is not None and not best.save_last:
@@ -128,6 +148,19 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+def _model_args(model: Any) -> dict:
+    """``class_path`` and ``init_args`` of a model config as flat ``key: value`` (vocabularies left out)."""
+    model = model or {}
+    get = model.get if hasattr(model, "get") else lambda k, d=None: getattr(model, k, d)
+    out = {"class_path": get("class_path")}
+    init = get("init_args") or {}
+    init = init.as_dict() if hasattr(init, "as_dict") else dict(init)
+    out.update({f"init_args.{k}": v for k, v in init.items() if k != "vocabs"})
+    dict_kwargs = get("dict_kwargs") or {}
+    out.update({f"init_args.{k}": v for k, v in dict(dict_kwargs).items() if k != "vocabs"})
+    return out
 
 
 def cli_in_process(args: list[str], cli_class: type[NERZooCLI] = NERZooCLI, **kwargs: Any) -> NERZooCLI:

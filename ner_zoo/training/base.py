@@ -203,9 +203,12 @@ class NERModule(pl.LightningModule):
         ours, theirs = self.vocabs.to_dict(), Vocabularies.from_dict(saved).to_dict()
         diff = [k for k in ours if ours[k] != theirs.get(k)]
         if diff:
-            sizes = {"words": lambda d: len(d["words"]["tokens"]), "chars": lambda d: len(d["chars"]["tokens"])}
-            parts = [f"{k}: {sizes[k](theirs)} in the checkpoint, {sizes[k](ours)} here" if k in sizes
-                     else f"{k}: {theirs.get(k)!r} in the checkpoint, {ours[k]!r} here" for k in diff]
+            def sizes(k: str) -> str:
+                a, b = theirs[k]["tokens"], ours[k]["tokens"]
+                return f"{k}: {len(a)} in the checkpoint, {len(b)} here, {len(set(a) ^ set(b))} not in both"
+
+            parts = [sizes(k) if k in ("words", "chars") else f"{k}: {theirs.get(k)!r} in the checkpoint, "
+                     f"{ours[k]!r} here" for k in diff]
             raise CheckpointError(f"{where} was trained on other data: its vocabularies differ from this data "
                                   f"module's ({'; '.join(p[:200] for p in parts)}); evaluate it on the data it was "
                                   "trained on, or use `ner-zoo predict --ckpt_path` (it uses the checkpoint's own)")
