@@ -98,6 +98,8 @@ class NERDataModule(pl.LightningDataModule):
     #: split name -> file name relative to ``data_dir``; ``dev`` may be missing (carved from train)
     files: dict[str, str] = {}
     tag_column: str | None = None  # POS tagging reads its tags from this column
+    #: name of the train/dev/test split, recorded in results.json and matched against the paper's split
+    split_name: str = "standard"
 
     def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: int = 10,
                  eval_batch_size: int = 64, lower: bool = False, normalize_digits: bool = False,
@@ -133,14 +135,19 @@ class NERDataModule(pl.LightningDataModule):
         raise NotImplementedError
 
     def sentences(self, split: str) -> list[Sentence]:
-        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached)."""
+        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached), each stamped with its split."""
         if split not in self._splits:
             if split in ("train", "dev") and self.split_path("dev") is None and self.split_path("train"):
                 train, dev = carve_dev(self._read("train"), self.dev_fraction, self.split_seed)
-                self._splits["train"], self._splits["dev"] = train, dev
+                self._store("train", train), self._store("dev", dev)
             else:
-                self._splits[split] = self._read(split)
+                self._store(split, self._read(split))
         return self._splits[split]
+
+    def _store(self, split: str, sents: list[Sentence]) -> None:
+        for s in sents:  # document context is looked up within this split only
+            s.split = split
+        self._splits[split] = sents
 
     def _read(self, split: str) -> list[Sentence]:
         path = self.split_path(split)
