@@ -1,21 +1,15 @@
 """Run records: one ``results.json`` per run, so runs can be compared without any W&B account.
 
-<<<<<<< HEAD
 The record holds its ``status`` (``completed``, or ``interrupted``/``failed`` with the ``error``), the model,
 data and encoder names, the seed, the resolved config and its hash, the best validation score, test metrics,
 epochs, wall time per epoch, hardware and package versions, and the checkpoint path. It is rewritten
 atomically after fit, after test and when a run is interrupted or fails.
-=======
-The record holds the model, data and encoder names, the seed, the resolved config and its hash, the best
-validation score, test metrics, epochs, wall time per epoch, hardware and package versions, and the
-checkpoint path. It is rewritten atomically after fit and after test.
 
 Structured fields that ``ner-zoo compare`` reads (instead of parsing the command line): ``git`` (commit and
 dirty flag of the checkout the code ran from), ``variant``, ``config_files`` (the ``--config`` files as given)
 and ``overlays`` (those under an ``experiments/`` folder: recipe overlays), ``data_split`` (the data module's
 split name), ``protocol`` (epochs and steps actually trained, the limits, early stopping, what stopped the
 run) and ``partial_test`` (true when the test split was not evaluated in full).
->>>>>>> main
 """
 
 from __future__ import annotations
@@ -34,12 +28,8 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
-<<<<<<< HEAD
-from lightning.pytorch.callbacks import Callback
-from lightning.pytorch.utilities.exceptions import SIGTERMException
-=======
 from lightning.pytorch.callbacks import Callback, EarlyStopping
->>>>>>> main
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.writers import atomic_write
 
@@ -228,13 +218,8 @@ class RunRecorder(Callback):
         self.record.update({"status": status, "epochs": trainer.current_epoch, "best_val_f1": best,
                             "best_checkpoint": getattr(ckpt, "best_model_path", None) or None,
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
-<<<<<<< HEAD
-                            "fit_seconds": round(sum(self.epoch_times), 2)})
-=======
                             "fit_seconds": round(sum(self.epoch_times), 2),
                             "protocol": self.protocol(trainer)})
-        self._write(trainer)
->>>>>>> main
 
     def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if not self.record:
