@@ -85,6 +85,9 @@ def data_split(rec: dict) -> str:
     """The record's ``data_split``; for older records, the data module's current default split name."""
     if rec.get("data_split"):
         return rec["data_split"]
+    given = (((rec.get("config") or {}).get("data") or {}).get("init_args") or {}).get("split")
+    if isinstance(given, str):
+        return given
     import ner_zoo.data
 
     return getattr(getattr(ner_zoo.data, rec.get("data") or "", None), "split_name", "standard")

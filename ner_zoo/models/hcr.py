@@ -1,7 +1,7 @@
 """HCR: hierarchical contextualized representations for NER.
 
 Y. Luo, F. Xiao, H. Zhao. *Hierarchical Contextualized Representation for Named Entity Recognition.*
-AAAI 2020. Implementation notes from the official code (Hire-NER): ``research/papers.md`` §1.
+AAAI 2020. Notes on the paper and the official code (Hire-NER): ``docs/papers.md``, HCR.
 
 Map from the paper to the code:
 

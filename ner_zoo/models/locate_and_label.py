@@ -1,7 +1,7 @@
 """Locate-and-Label: a two-stage identifier for nested NER.
 
 * Y. Shen, X. Ma, Z. Tan, S. Zhang, W. Wang, W. Lu. *Locate and Label: A Two-stage Identifier for Nested
-  Named Entity Recognition.* ACL 2021. Official code behaviour and departures: research notes §3.
+  Named Entity Recognition.* ACL 2021. Official code behaviour and departures: ``docs/papers.md``.
 
 Map from the paper's equations to code (``st``/``ed`` inclusive in the paper; spans here are ``(start,
 end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]``):
