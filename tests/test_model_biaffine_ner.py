@@ -41,8 +41,6 @@ class TestBiaffineNERFlat(ModelBattery):
         self.model = tiny(tiny_bert_dir, lstm_hidden=0, max_width=None,
                           loss={"class_path": "ner_zoo.modules.span_losses.CrossEntropySpanLoss"})
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestBiaffineNER.test_print_config (a slow subprocess)")
 
     def test_flat_predictions_do_not_overlap(self, tmp_path):
         cli = self._cli(tmp_path)

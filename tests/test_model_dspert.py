@@ -53,8 +53,6 @@ class TestDSpERTFlatShallowPacked(ModelBattery):
     def _model(self, tiny_bert_dir):  # noqa: F811
         self.model = tiny(tiny_bert_dir, depth=1, pack=True, checkpoint=True)
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestDSpERT.test_print_config (a slow subprocess)")
 
     def test_flat_predictions_do_not_overlap(self, tmp_path):
         model = self._cli(tmp_path).model.eval()

@@ -17,8 +17,8 @@ from battery import SAMPLE_DATA, ModelBattery, build
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Span
 from ner_zoo.errors import DataFormatError
-from ner_zoo.models.min import boundary_tags, type_tag_names, type_tags
-from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask, pointer_targets, segment_information
+from ner_zoo.models.min import boundary_tags, pointer_targets, type_tag_names, type_tags
+from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask, segment_information
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 ROOT = Path(__file__).resolve().parents[1]

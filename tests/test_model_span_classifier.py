@@ -37,8 +37,6 @@ class TestExhaustiveSpanClassifierFlat(ModelBattery):
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None,
                                    "loss": {"class_path": "ner_zoo.modules.span_losses.FocalSpanLoss"}}}
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestExhaustiveSpanClassifier.test_print_config (a slow subprocess)")
 
 
 def _cli(tmp_path, data=NESTED_DATA, **init):

@@ -25,7 +25,8 @@ from ner_zoo.cli.predict import load_model, predict
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.corpora import ColumnDataModule, JsonDataModule
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.data.writers import atomic_write, write_jsonl
+from ner_zoo.data.writers import write_jsonl
+from ner_zoo.io import atomic_write
 from ner_zoo.errors import CheckpointError, DataFormatError, LabelError
 from test_cli import MODEL
 
@@ -301,7 +302,7 @@ def test_exception_inside_atomic_write_keeps_old_file(tmp_path):
 def test_killed_process_never_leaves_a_half_written_target(tmp_path):
     target = tmp_path / "out.conll"
     target.write_text("old complete file\n")
-    code = ("import os, sys; from ner_zoo.data.writers import atomic_write\n"
+    code = ("import os, sys; from ner_zoo.io import atomic_write\n"
             "with atomic_write(sys.argv[1]) as f:\n"
             "    f.write('half of a new file'); f.flush(); os._exit(9)\n")
     out = subprocess.run([sys.executable, "-c", code, str(target)], timeout=120)

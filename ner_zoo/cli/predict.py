@@ -136,7 +136,7 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
 
 def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gold_column: str | None) -> None:
     """POS output: ``token [gold] predicted`` per line (the gold column when the input had one)."""
-    from ner_zoo.data.writers import atomic_write
+    from ner_zoo.io import atomic_write
 
     with atomic_write(path) as f:
         for sent, pred in zip(sentences, tags):

@@ -181,9 +181,9 @@ class NERDataModule(pl.LightningDataModule):
         train = self.sentences("train")
         pretrained = None
         if self.embeddings:
-            from ner_zoo.modules.embeddings import load_glove
+            from ner_zoo.data.vectors import read_vectors
 
-            glove_words = set(load_glove(self.embeddings)[0])
+            glove_words = set(read_vectors(self.embeddings)[0])
             others = [s for split in SPLITS for s in self._available(split)]
             pretrained = [t for s in others for t in s.tokens if t in glove_words or t.lower() in glove_words]
         words = Vocab.build_words(train, self.lower, self.normalize_digits, self.min_freq, pretrained)

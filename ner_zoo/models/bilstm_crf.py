@@ -21,7 +21,8 @@ from lightning.pytorch.utilities import rank_zero_info
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.vocab import Vocab
-from ner_zoo.modules.embeddings import WordEmbedding
+from ner_zoo.data.vectors import read_vectors
+from ner_zoo.modules.embeddings import WordEmbedding, pretrained_matrix
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
 
@@ -47,9 +48,7 @@ class WordCharEmbedder(nn.Module):
 
     def load_pretrained(self, itos: list[str], source: str, normalize_digits: bool = False) -> str:
         """Fill the word embedding from GloVe-format vectors; returns the hit statistics as text."""
-        from ner_zoo.modules.embeddings import load_glove, pretrained_matrix
-
-        words, vectors = load_glove(source)
+        words, vectors = read_vectors(source)
         if vectors.shape[1] != self.words.output_dim:
             raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but word_dim is {self.words.output_dim}; "
                              f"set model.init_args.word_dim: {vectors.shape[1]}")

@@ -9,7 +9,7 @@ Map from the paper to the code:
 * Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): :meth:`MIN.inputs`.
 * Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MIN.states`.
 * Eqs. 8-10, sentinel, decoder, biaffine pointer ``p(w_i|w_j)`` and ``H^Seg``:
-  :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`min_targets`.
+  :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets` (Sec. 3.2) and :func:`min_targets`.
 * Sec. 3.4, label attention ``h^{X-E} = [h^X; sum_y softmax_y(h^X . E_y) E_y]``: :class:`LabelAttention`;
   Eq. 11, ``H̄^Bdy = [h^{B-E}; sum_j alpha_ij h^{T-E}_j]`` (and symmetrically ``H̄^Type``):
   :class:`CrossBiaffineAttention`.
@@ -43,10 +43,11 @@ from torch import Tensor, nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, split_tag, tag_names
+from ner_zoo.errors import DataFormatError
 from ner_zoo.models.bilstm_crf import CharEncoderFactory, PretrainedWordsOnFit, WordCharEmbedder
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
-from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_targets
+from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
 
@@ -72,6 +73,48 @@ def boundary_tags(spans: Sequence[Span], n: int, where: object = None) -> list[s
     """Untyped BIOES prefixes of one sentence (targets of the optional label-attention supervision)."""
     untyped = [Span(s.start, s.end, "E") for s in spans]
     return [split_tag(t)[0] for t in spans_to_tags(untyped, n, "bioes", where)]
+
+
+def pointer_targets(spans: Sequence[Sequence[Span]], lengths: Tensor | Sequence[int], max_length: int | None = None,
+                    window: int | None = None, sources: Sequence[object] | None = None) -> Tensor:
+    """Gold pointer positions ``[B, L]``.
+
+    Args:
+        spans: per sentence, its flat (non-overlapping) entity spans.
+        lengths: sentence lengths ``[B]``.
+        max_length: padded length ``L`` (default: the longest sentence).
+        window: when the pointer support is capped at ``window`` words (see :func:`pointer_mask`), an
+            entity longer than that cannot be pointed to; its first word gets no target (``IGNORE``).
+        sources: per sentence, where it came from (named in errors).
+
+    Raises:
+        DataFormatError: a span outside its sentence, or two spans starting at the same word (nested).
+
+    Returns:
+        The last word (inclusive) of the entity a word starts; the sentence length ``n`` (the sentinel) for
+        every other real word; ``IGNORE`` on padding.
+    """
+    lengths = torch.as_tensor(lengths, dtype=torch.long)
+    L = int(lengths.max()) if max_length is None else int(max_length)
+    pos = torch.arange(L)
+    target = torch.where(pos < lengths.unsqueeze(1), lengths.unsqueeze(1), IGNORE)
+    flat = [(b, sp.start, sp.end - 1) for b, row in enumerate(spans) for sp in row]
+    if flat:
+        row, start, last = torch.tensor(flat, dtype=torch.long).unbind(1)
+        where = lambda b: sources[b] if sources is not None else f"sentence {b} of the batch"  # noqa: E731
+        outside = ((last >= lengths[row]) | (start < 0) | (last < start)).nonzero().flatten()
+        if len(outside):
+            b = int(row[outside[0]])
+            raise DataFormatError(f"span {flat[int(outside[0])][1:]} (first, last word) lies outside a sentence "
+                                  f"of {int(lengths[b])} words", where(b))
+        keys, counts = torch.unique(row * (L + 1) + start, return_counts=True)
+        if bool((counts > 1).any()):
+            raise DataFormatError("two spans start at the same word", where(int(keys[counts > 1][0]) // (L + 1)),
+                                  hint="the pointer decoder needs flat (non-nested) entities")
+        if window is not None:
+            last = torch.where(last - start < window, last, IGNORE)
+        target[row, start] = last
+    return target
 
 
 def min_targets(sentences: Sequence[Sentence], max_length: int, type_index: dict[str, int],

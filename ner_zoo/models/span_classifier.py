@@ -24,6 +24,7 @@ from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.data.vectors import read_vectors
 from ner_zoo.modules.embeddings import WordEmbedding
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
@@ -98,7 +99,7 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
         # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
         if self.embeddings_source is not None:
             words = self.vocabs.words
-            pretrained = WordEmbedding.from_pretrained(words.itos, self.embeddings_source,
+            pretrained = WordEmbedding.from_pretrained(words.itos, *read_vectors(self.embeddings_source),
                                                        normalize_digits=words.normalize_digits)
             with torch.no_grad():
                 self.embedder.words.embedding.weight.copy_(pretrained.embedding.weight)

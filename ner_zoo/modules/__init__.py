@@ -9,7 +9,6 @@ from ner_zoo.modules.embeddings import (
     PretrainedStats,
     WordEmbedding,
     casing_ids,
-    load_glove,
     pretrained_matrix,
 )
 from ner_zoo.modules.precision import autocast_off, fp32, to_fp32
@@ -37,7 +36,6 @@ __all__ = [
     "autocast_off",
     "casing_ids",
     "fp32",
-    "load_glove",
     "paths_to_lists",
     "pretrained_matrix",
     "to_fp32",
