@@ -163,6 +163,29 @@ def test_ace(name, expected):
         assert kept["entities"] == raw and kept["inner_entities"] == inner and kept["crossing_pairs"] == crossing
 
 
+@pytest.mark.parametrize("name", ["ace2004", "ace2005"])
+def test_ace_context_of_training_sentences_stays_in_train(name):
+    """A model with ``context: 1`` indexes train and dev at fit (dev last); every training sentence must get
+    its train neighbours, never a dev sentence (all ACE files use doc_key 0: the keys collided)."""
+    from types import SimpleNamespace
+
+    from ner_zoo.data.corpora import ACE2004, ACE2005
+    from ner_zoo.training.context import DocumentContextHooks
+
+    root = corpus(name, "train.json", "dev.json", "test.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # duplicate spans dropped
+        dm = {"ace2004": ACE2004, "ace2005": ACE2005}[name](data_dir=str(root))
+        model = DocumentContextHooks()
+        model.init_document_context()
+        model.encoder = SimpleNamespace(context=1)
+        model._trainer = model.trainer = SimpleNamespace(datamodule=dm)
+        model.index_context("fit")
+        train = dm.sentences("train")
+    left, right = model.neighbours(train)
+    assert left == [[]] + [s.tokens for s in train[:-1]] and right == [s.tokens for s in train[1:]] + [[]]
+
+
 def test_kbp2017():
     corpus("kbp2017", "train.json", "dev.json", "test.json")  # not shipped (LDC): skips
 

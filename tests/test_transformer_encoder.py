@@ -159,6 +159,15 @@ def test_document_context():
     assert right == [["s1", "s2"], ["s3"], [], []]
 
 
+def test_document_context_is_keyed_by_split():
+    """A dev sentence with the same (doc_id, index) as a training sentence never becomes its context."""
+    train = [Sentence(tokens=[f"t{i}"], doc_id="0", index=i, split="train") for i in range(3)]
+    dev = [Sentence(tokens=[f"d{i}"], doc_id="0", index=i, split="dev") for i in range(3)]
+    ctx = DocumentContext(train + dev)  # dev added last, as index_context("fit") does
+    left, right = ctx.get([train[1], dev[1]], k=1)
+    assert left == [["t0"], ["d0"]] and right == [["t2"], ["d2"]]
+
+
 def test_bf16_autocast_forward_is_finite(encoders):
     enc = encoders(pooling="mean")
     with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -14,9 +14,9 @@
 from __future__ import annotations
 
 import json
-from importlib import import_module
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,7 +27,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.training.base import NERModule
-from ner_zoo.training.records import RunRecorder, config_hash, encoder_name
+from ner_zoo.training.records import RunRecorder, config_hash, encoder_name, overlay_names
 
 
 def run_identity(config: dict) -> dict:
@@ -36,7 +36,7 @@ def run_identity(config: dict) -> dict:
     ``overlays`` are the ``configs/experiments/*.yaml`` files among the ``--config`` files.
     """
     model_cfg = config.get("model") or {}
-    overlays = [Path(str(p)).stem for p in config.get("config") or [] if "experiments" in Path(str(p)).parts]
+    overlays = overlay_names([str(p) for p in config.get("config") or []])
     return {"model": _short(model_cfg.get("class_path")), "dataset": _short((config.get("data") or {}).get("class_path")),
             "variant": config.get("variant"), "seed": config.get("seed_everything"),
             "encoder": encoder_name(model_cfg.get("init_args") or {}), "overlays": "+".join(overlays) or None,
@@ -66,6 +66,7 @@ class LogConfigCallback(SaveConfigCallback):
         recorder = next((c for c in trainer.callbacks if isinstance(c, RunRecorder)), None)
         if recorder is not None:
             recorder.config = config
+            recorder.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]
         folder = recorder.run_dir(trainer) if recorder else Path(trainer.log_dir)  # collectives under DDP
         if trainer.is_global_zero:
             folder.mkdir(parents=True, exist_ok=True)

@@ -190,7 +190,7 @@ class WSJPOS(NERDataModule):
                 sents = sents[: self.max_sentences]
             for s in sents:
                 s.validate()
-            self._splits[split] = sents
+            self._store(split, sents)
         return self._splits[split]
 
 
@@ -199,6 +199,7 @@ class GENIA(JsonDataModule):
     """GENIA 3.02, 5 types, document split of Yan et al. (2022), JSON-lines with exclusive ends."""
 
     default_subdir = "genia"
+    split_name = "yan2022"
     files = {"train": "train.jsonlines", "dev": "dev.jsonlines", "test": "test.jsonlines"}
 
 

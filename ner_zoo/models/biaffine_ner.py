@@ -1,6 +1,6 @@
 """Biaffine NER: J. Yu, B. Bohnet, M. Poesio. *Named Entity Recognition as Dependency Parsing.* ACL 2020;
 with boundary smoothing (E. Zhu, J. Li. *Boundary Smoothing for Named Entity Recognition.* ACL 2022), the
-strong baseline of DSpERT (papers.md §6).
+strong baseline of DSpERT (``docs/papers.md``, DSpERT).
 
 Map to code: word states ``x`` from a pretrained transformer (:class:`~ner_zoo.modules.transformer.
 TransformerEncoder`, first sub-word), optional BiLSTM ``h = BiLSTM(x)``; ``h_s = FFNN_s(h)``,

@@ -1,4 +1,5 @@
 """DSpERT: E. Zhu, Y. Liu, J. Li. *Deep Span Representations for Named Entity Recognition.* Findings of ACL 2023.
+Notes on the paper and the official code (eznlp): ``docs/papers.md``.
 
 Spans live on sub-words (``K`` counts sub-words); gold word spans map to ``[first sub-word of the start
 word, end of the last word)``. Map from the paper (Sections 3.1-3.3) to code:

@@ -60,20 +60,28 @@ class EncoderOutput:
 
 
 class DocumentContext:
-    """Neighbouring sentences of the same document, looked up by ``(doc_id, index)``.
+    """Neighbouring sentences of the same document and split, looked up by ``(split, doc_id, index)``.
+
+    Keying by split means a training sentence never gets a dev or test sentence as context, even when two
+    files reuse a document id (the ACE files all use ``doc_key`` 0).
 
     Args:
-        sentences: sentences of any splits (objects with ``tokens``, ``doc_id`` and ``index``).
+        sentences: sentences of any splits (objects with ``tokens``, ``doc_id``, ``index`` and optionally
+            ``split``).
     """
 
     def __init__(self, sentences: Sequence = ()):
-        self.tokens: dict[tuple[str, int], list[str]] = {}
+        self.tokens: dict[tuple[str | None, str, int], list[str]] = {}
         self.add(sentences)
+
+    @staticmethod
+    def key(s, offset: int = 0) -> tuple[str | None, str, int]:
+        return getattr(s, "split", None), s.doc_id, s.index + offset
 
     def add(self, sentences: Sequence) -> None:
         for s in sentences:
             if s.doc_id is not None:
-                self.tokens[(s.doc_id, s.index)] = list(s.tokens)
+                self.tokens[self.key(s)] = list(s.tokens)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -90,7 +98,7 @@ class DocumentContext:
         return left, right
 
     def _join(self, s, offsets: range) -> list[str]:
-        return [t for o in offsets for t in self.tokens.get((s.doc_id, s.index + o), [])]
+        return [t for o in offsets for t in self.tokens.get(self.key(s, o), [])]
 
 
 class ScalarMix(nn.Module):
