@@ -127,4 +127,4 @@ def paired_markdown(rows: list[dict]) -> str:
         "*reproduced* when the CI excludes 0 on the side of the paper's gain, *contradicted* when it excludes 0 on "
         f"the other side, else *inconclusive*; fewer than {DEFAULT_MIN_SEEDS} seeds ({MIN_SEEDS['PSA']} for PSA, "
         "whose gain is small against its std) are flagged. `left out`: seeds that could not be paired. `recipe`: "
-        "hash of the shared trainer and data config.", rows)
+        "hash of what the arms share (trainer and data config, optimiser arguments).", rows)

@@ -144,6 +144,25 @@ def test_genia():
         assert sents.notes == {"shape": "genia", "duplicates_dropped": 0} and not caught
 
 
+def test_genia_finkel_manning_split_from_raw_xml():
+    """The F&M / Lu & Roth sentence split derived from the raw XML: sentence counts exactly as published
+    (DSpERT Table 6: 15,023 / 1,669 / 1,854; Locate-and-Label Table 5: 16,692 train+dev); entities 5,511
+    test and 50,535 train+dev against the published 5,506 and 50,509 (our tokenisation keeps 5 + 26 more)."""
+    corpus("genia", "raw/GENIAcorpus3.02.xml")
+    from ner_zoo.data.corpora import GENIA
+
+    dm = GENIA(split="finkel_manning", data_dir=str(DATA / "genia"))
+    got = {split: (len(dm.sentences(split)), sum(len(s.spans) for s in dm.sentences(split)))
+           for split in ("train", "dev", "test")}
+    assert got == {"train": (15023, 46164), "dev": (1669, 4371), "test": (1854, 5511)}
+    assert got["train"][0] + got["dev"][0] == 16692
+    assert abs(got["test"][1] - 5506) / 5506 < 0.002 and abs(got["train"][1] + got["dev"][1] - 50509) / 50509 < 0.001
+    assert dm.split_name == "finkel_manning" and GENIA(data_dir=str(DATA / "genia")).split_name == "yan2022"
+    for s in dm.sentences("test"):
+        s.validate(flat=False)
+    assert dm.labels == ["DNA", "RNA", "cell_line", "cell_type", "protein"]
+
+
 @pytest.mark.parametrize("name, expected", [
     # split: sentences, tokens, raw mentions (PROVENANCE), exact duplicates, mentions strictly inside another
     # (PROVENANCE), crossing pairs (ACE 2004 has a handful of overlapping, non-nested mentions)

@@ -103,3 +103,21 @@ def test_old_records_without_structured_fields_still_pair(tmp_path):
     limited = old(None, 3, 0.5)
     limited["config"]["trainer"]["limit_test_batches"] = 5
     assert is_partial(limited) and not is_partial(records[0])
+
+
+def test_paper_number_marked_when_the_split_differs():
+    from ner_zoo.compare import table_rows
+
+    old = {"model": "LocateAndLabel", "data": "GENIA", "seed": 1, "config": {"a": 1}, "test": {"f1": 0.7}}
+    new = {**old, "config": {"a": 2}, "data_split": "finkel_manning"}
+    rows = {r["config"]: r["paper"] for r in table_rows([old, new]) if r["seeds"]}
+    assert sorted(rows.values()) == ["80.54", "80.54 (paper's split: finkel_manning, ours: yan2022)"]
+
+
+def test_readme_paired_rows_come_from_results():
+    """The README's paired-comparison rows are copied from the generated docs/results.md, never edited."""
+    root = Path(__file__).resolve().parents[1]
+    results = (root / "docs" / "results.md").read_text()
+    section = (root / "README.md").read_text().split("**Paired comparisons**")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) >= 2 and all(row in results for row in rows)

@@ -425,3 +425,25 @@ def test_written_conll_reads_back_identically(cases, scheme):
             warnings.simplefilter("error")
             back = read_conll(path, label_column=1, scheme=scheme)
     assert [s.spans for s in back] == [s.spans for s in sents]
+
+
+def test_genia_xml_sentence_tokens_and_nested_terms(tmp_path):
+    """GPML: terms become spans over tokens split at term boundaries; untyped and coordinated terms drop."""
+    from ner_zoo.data.readers.genia_xml import finkel_manning_split, read_genia_xml
+
+    sentence = ('<sentence>Activation of <cons sem="G#protein_family_or_group"><cons sem="G#protein_molecule">'
+                'CD28</cons> receptor</cons> in <cons sem="G#cell_type">(T cells)</cons>, <cons sem="G#other_name">'
+                'PHA</cons>-activated <cons sem="(AND G#protein_molecule G#protein_molecule)">x</cons>.</sentence>')
+    articles = "".join(f'<article><articleinfo><bibliomisc>MEDLINE:{i % 9}</bibliomisc></articleinfo><title>'
+                       f'{sentence}</title></article>' for i in range(10))
+    path = tmp_path / "g.xml"
+    path.write_text(f'<?xml version="1.0"?>\n<set>{articles}</set>')
+    docs = read_genia_xml(path)
+    s = docs[0][0]
+    assert s.tokens == ["Activation", "of", "CD28", "receptor", "in", "(", "T", "cells", ")", ",", "PHA",
+                        "-activated", "x", "."]
+    assert [(sp.start, sp.end, sp.label) for sp in s.spans] == [(2, 3, "protein"), (2, 4, "protein"),
+                                                                (5, 9, "cell_type")]
+    assert docs[9][0].doc_id == "MEDLINE:0#2"  # a repeated article keeps its own document id
+    sizes = [len(finkel_manning_split(path, k)) for k in ("train", "dev", "test")]
+    assert sizes == [8, 1, 1]

@@ -212,3 +212,31 @@ def test_sweep_dry_run_gives_each_trial_its_name_and_record(tmp_path):
     for run in runs.values():
         assert run["summary"]["val/f1_best"] == max(h["val/f1"] for h in run["history"] if "val/f1" in h)
         assert run["run"].display_name.endswith(run["run"].run_id)
+
+
+def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
+    """``ner-zoo compare --wandb PROJECT``: the paired-comparison and results tables of ``docs/results.md`` as
+    wandb.Tables in one offline run (a subprocess: the W&B service has written the stream when it exits)."""
+    from test_paired import BASE, MODEL, _record
+
+    from ner_zoo.compare import load_records
+    from ner_zoo.paired import paired_rows
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / "records" / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / "records" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "compare", "records", "--only-runs",
+                          "--wandb", "zoo-results"], cwd=tmp_path, env=offline_env(tmp_path),
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    runs = [decode_run(d) for d in (tmp_path / "runs" / "wandb").rglob("offline-run-*")]
+    assert len(runs) == 1
+    run = runs[0]
+    assert (run["run"].display_name, run["run"].job_type, run["run"].project) == ("results", "compare", "zoo-results")
+    expected = paired_rows(load_records([tmp_path / "records"]))
+    paired = run["tables"]["paired"]
+    assert paired["columns"] == list(expected[0]) and len(paired["data"]) == len(expected) == 1
+    row = dict(zip(paired["columns"], paired["data"][0]))
+    assert row["verdict"] == "reproduced" and row["difference"] == expected[0]["difference"]
+    results = run["tables"]["results"]
+    assert {dict(zip(results["columns"], r))["model"] for r in results["data"]} == {"MIN", "MIN (ner_only)"}

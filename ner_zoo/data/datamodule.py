@@ -134,6 +134,10 @@ class NERDataModule(pl.LightningDataModule):
     def read_split(self, path: Path) -> list[Sentence]:
         raise NotImplementedError
 
+    def read_named_split(self, split: str, path: Path) -> list[Sentence]:
+        """Read ``split`` from ``path``; corpora whose splits share one file override this."""
+        return self.read_split(path)
+
     def sentences(self, split: str) -> list[Sentence]:
         """The sentences of ``train``, ``dev`` or ``test`` (read once, cached), each stamped with its split."""
         if split not in self._splits:
@@ -155,7 +159,7 @@ class NERDataModule(pl.LightningDataModule):
             raise FileNotFoundError(f"{type(self).__name__} has no {split} file")
         if not path.exists():
             raise FileNotFoundError(f"{path} not found ({type(self).__name__} {split} split); check data_dir")
-        sents = self.read_split(path)
+        sents = self.read_named_split(split, path)
         if self.max_sentences is not None:
             sents = sents[: self.max_sentences]
         flat = self.task in ("ner", "chunk")
