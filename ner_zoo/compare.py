@@ -2,7 +2,9 @@
 
 Runs of one recipe (same model, data and config hash, seeds differing) form one row with mean +/- std
 over seeds. Each row of ``ner_zoo/resources/paper_results.yaml`` with no matching run is listed as
-"not yet run", never filled in.
+"not yet run", never filled in. Runs tested on part of the test split (``partial_test``) never form a
+row; they are listed apart. "Paired comparisons" pairs each paper model with its own baseline by seed
+(:func:`paired_rows`), with a paired-t 95 % confidence interval and a verdict.
 """
 
 from __future__ import annotations
@@ -49,6 +51,34 @@ def paper_results() -> list[dict]:
     return yaml.safe_load(PAPERS.read_text())
 
 
+def _trainer(rec: dict) -> dict:
+    return (rec.get("config") or {}).get("trainer") or {}
+
+
+def is_partial(rec: dict) -> bool:
+    """The record's ``partial_test`` flag; for older records, read from the config (batch limits, fast_dev_run,
+    overfit_batches, ``data.max_sentences``)."""
+    if "partial_test" in rec:
+        return bool(rec["partial_test"])
+    t = _trainer(rec)
+    limit = t.get("limit_test_batches")
+    data = ((rec.get("config") or {}).get("data") or {}).get("init_args") or {}
+    return (bool(t.get("fast_dev_run")) or bool(t.get("overfit_batches")) or data.get("max_sentences") is not None
+            or (limit is not None and not (isinstance(limit, float) and limit >= 1.0)))
+
+
+def data_split(rec: dict) -> str:
+    """The record's ``data_split``; for older records, the data module's current default split name."""
+    if rec.get("data_split"):
+        return rec["data_split"]
+    given = (((rec.get("config") or {}).get("data") or {}).get("init_args") or {}).get("split")
+    if isinstance(given, str):
+        return given
+    import ner_zoo.data
+
+    return getattr(getattr(ner_zoo.data, rec.get("data") or "", None), "split_name", "standard")
+
+
 def _variant(rec: dict) -> str | None:
     """The record's variant, else the ablation files named in its command (``ablations/shallow.yaml`` -> shallow)."""
     explicit = rec.get("variant") or (rec.get("config") or {}).get("variant")
@@ -60,7 +90,10 @@ def _label(model: str, variant: str | None) -> str:
 
 
 def _overlays(rec: dict) -> str:
-    """Recipe overlays named in the command (``experiments/short_budget_tagger.yaml`` -> short_budget_tagger)."""
+    """The record's recipe ``overlays``; for older records, those named in the command
+    (``experiments/short_budget_tagger.yaml`` -> short_budget_tagger)."""
+    if "overlays" in rec:
+        return "+".join(rec["overlays"])
     return "+".join(re.findall(r"experiments/(\w+)\.ya?ml", rec.get("command") or ""))
 
 
@@ -88,10 +121,16 @@ def recipes(records: list[dict]) -> list[tuple[tuple, list[dict]]]:
     return sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))
 
 
+def _paper_cell(paper: dict, split: str) -> str:
+    """The paper's number, marked when the paper evaluated on another split of the data than ours."""
+    other = paper.get("split") and paper["split"] != split
+    return f"{paper['value']:.2f}" + (f" (paper's split: {paper['split']}, ours: {split})" if other else "")
+
+
 def table_rows(records: list[dict]) -> list[dict]:
     papers = paper_results()
     rows, matched = [], set()
-    for (model, data, variant, chash), recs in recipes(records):
+    for (model, data, variant, chash), recs in recipes([r for r in records if not is_partial(r)]):
         paper = next((i for i, p in enumerate(papers) if p["model"] == model and p["data"] == data
                       and p.get("variant") == variant), None)
         if paper is not None:
@@ -104,7 +143,7 @@ def table_rows(records: list[dict]) -> list[dict]:
             "model": _label(model, variant), "dataset": data,
             "encoder": recs[0].get("encoder") or "", "overlay": _overlays(recs[0]),
             "ours": _fmt(score), "seeds": len(recs),
-            "paper": "" if paper is None else f"{papers[paper]['value']:.2f}",
+            "paper": "" if paper is None else _paper_cell(papers[paper], data_split(recs[0])),
             "epochs": "/".join(sorted({str(e) for e in epochs})),
             "s/epoch": f"{statistics.median(secs):.0f}" if secs else "",
             "precision": recs[0].get("precision", ""),
@@ -144,7 +183,7 @@ def gain_rows(records: list[dict]) -> list[dict]:
     differences), beside the paper's gain."""
     papers = paper_results()
     runs: dict[tuple, dict] = defaultdict(dict)  # (session, overlay, data, model, variant) -> seed -> score
-    for r in records:
+    for r in (r for r in records if not is_partial(r)):
         session = Path(r["_path"]).parent.parent.as_posix() if r.get("_path") else ""
         runs[(session, _overlays(r), r["data"], r["model"], _variant(r))][r.get("seed")] = _score(r)
     rows = []
@@ -214,6 +253,15 @@ def length_markdown(rows: list[dict]) -> str:
                     "entity.", rows)
 
 
+def partial_markdown(records: list[dict]) -> str:
+    """Runs tested on part of the test split: listed so they are not lost, never as results."""
+    rows = [{"model": _label(r["model"], _variant(r)), "dataset": r["data"], "seed": r.get("seed"),
+             "test score": _fmt([_score(r)]), "record": r.get("_path", "")} for r in records if is_partial(r)]
+    return _section("Partial test evaluations (not results)",
+                    "These runs were tested on part of the test split (batch limits, `fast_dev_run`, "
+                    "`max_sentences`); their scores are not comparable and appear in no table above.", rows)
+
+
 def to_markdown(rows: list[dict]) -> str:
     """The table, then one reproduction command per recipe (with the first seed's arguments)."""
     if not rows:
@@ -250,14 +298,19 @@ def compare_main(argv: Sequence[str]) -> int:
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
     p.add_argument("--output", type=Path)
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
+    p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
     a = p.parse_args(argv)
+    from ner_zoo.paired import paired_markdown, paired_rows
+
     records = load_records(a.paths)
     rows = table_rows(records)
     if a.only_runs:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
+    paired = paired_markdown(paired_rows(records, a.min_seeds))
     if a.output and a.format == "markdown":
-        extra = [t for t in (gain_markdown(gain_rows(records)), length_markdown(length_rows(records))) if t]
+        extra = [t for t in (paired, gain_markdown(gain_rows(records)), length_markdown(length_rows(records)),
+                             partial_markdown(records)) if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
                 + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
         from ner_zoo.data.writers import atomic_write
@@ -265,5 +318,6 @@ def compare_main(argv: Sequence[str]) -> int:
         with atomic_write(a.output) as f:
             f.write(text + "\n")
     else:
-        print(text)
+        extra = [paired, partial_markdown(records)] if a.format == "markdown" else []
+        print("\n\n".join([text, *filter(None, extra)]))
     return 0

@@ -45,6 +45,31 @@ def test_run_record_written(trained):
     assert 0 <= rec["test"]["f1"] <= 1 and "f1/PER" in rec["test"]
 
 
+def test_run_record_structured_fields(trained):
+    _, _, tmp = trained
+    rec = json.loads(next(tmp.rglob("results.json")).read_text())
+    assert rec["config_files"] == [str(tmp / "input-config.yaml")] and rec["overlays"] == []
+    assert rec["variant"] is None and rec["data_split"] == "standard"
+    assert rec["protocol"]["epochs_completed"] == 2 and rec["protocol"]["epochs"] == 2.0
+    assert rec["protocol"]["stopped_by"] == "max_epochs" and rec["protocol"]["early_stopping"] is False
+    assert rec["protocol"]["steps"] > 0 and rec["protocol"]["max_epochs"] == 2
+    assert len(rec["git"]["commit"]) == 40 and isinstance(rec["git"]["dirty"], bool)
+    assert rec["partial_test"] is True  # the fixture's corpus keeps only max_sentences of each split
+
+
+def test_run_record_partial_epoch_and_full_test(tmp_path):
+    """A run stopped inside its second epoch counts one complete epoch; the whole test split -> not partial."""
+    data = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8}}
+    cli = build(MODEL, data, tmp_path, trainer={"max_epochs": 3, "max_steps": 70}, subcommand="fit")
+    cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path="best")
+    rec = json.loads(next(tmp_path.rglob("results.json")).read_text())
+    per_epoch = cli.trainer.num_training_batches
+    assert per_epoch < 70 < 2 * per_epoch
+    assert rec["protocol"]["epochs_completed"] == 1 and rec["protocol"]["stopped_by"] == "max_steps"
+    assert rec["protocol"]["epochs"] == pytest.approx(70 / per_epoch, abs=1e-3)
+    assert rec["partial_test"] is False
+
+
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
     cli, ckpt, _ = trained
     from ner_zoo.cli.predict import predict

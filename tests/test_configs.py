@@ -196,3 +196,50 @@ def test_unknown_key_is_rejected(tmp_path):
     bad.write_text((CONFIGS / "quickstart.yaml").read_text().replace("dropout: 0.3", "dropuot: 0.3"))
     with pytest.raises((SystemExit, Exception)):
         parse([bad])
+
+
+REPRO = sorted((CONFIGS / "experiments").glob("repro_*.yaml"))
+
+
+@pytest.mark.parametrize("path", REPRO, ids=lambda p: p.stem)
+def test_reproduction_matrix_pairs_its_arms(path):
+    """A reproduction matrix (issue 16) compares arms that ``ner-zoo compare`` pairs: one shared recipe (trainer,
+    data, optimiser) and overlays, identical epochs set explicitly, the same seeds, at least 5 (PSA 9), and
+    no wall-clock budget in the schedule."""
+    import yaml
+
+    from ner_zoo.paired import MIN_SEEDS, shared_recipe
+    from ner_zoo.training.records import overlay_names
+
+    runs = yaml.safe_load(path.read_text())
+    assert len(runs) >= 2
+    keys, seeds = set(), set()
+    for run in runs:
+        variant = ["--variant", run["variant"]] if run.get("variant") else []
+        config = parse([ROOT / c for c in run["configs"]], run.get("args", []) + variant)
+        assert "--trainer.max_epochs" in run["args"] and config["trainer"].get("max_time") is None
+        scheduler = config["model"]["init_args"].get("lr_scheduler") or {}
+        assert not (scheduler.get("init_args") or {}).get("fit_to_max_time"), run["name"]
+        keys.add((shared_recipe({"config": config}), tuple(overlay_names(run["configs"]))))
+        seeds.add(tuple(run["seeds"]))
+        model = config["model"]["class_path"].rsplit(".", 1)[-1]
+        assert len(run["seeds"]) >= MIN_SEEDS.get(model, 5), run["name"]
+    assert len(keys) == 1, keys
+    assert len(seeds) == 1, seeds
+
+
+def test_run_matrix_subset_and_dry_run(tmp_path):
+    import subprocess
+    import sys
+
+    matrix = CONFIGS / "experiments" / "repro_min_wnut17.yaml"
+    cmd = [sys.executable, str(ROOT / "tools" / "run_matrix.py"), str(matrix), "--out", str(tmp_path),
+           "--only", "min-wnut17,min-ner-only-wnut17", "--seeds", "2,4", "--dry-run"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 4 and not list(tmp_path.iterdir())
+    assert [line.split("--seed_everything ")[1].split()[0] for line in lines] == ["2", "4", "2", "4"]
+    assert sum("ablations/ner_only.yaml" in line for line in lines) == 2
+    bad = subprocess.run(cmd[:5] + ["--only", "nope", "--dry-run"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode and "no run named ['nope']" in bad.stderr

@@ -144,6 +144,25 @@ def test_genia():
         assert sents.notes == {"shape": "genia", "duplicates_dropped": 0} and not caught
 
 
+def test_genia_finkel_manning_split_from_raw_xml():
+    """The F&M / Lu & Roth sentence split derived from the raw XML: sentence counts exactly as published
+    (DSpERT Table 6: 15,023 / 1,669 / 1,854; Locate-and-Label Table 5: 16,692 train+dev); entities 5,511
+    test and 50,535 train+dev against the published 5,506 and 50,509 (our tokenisation keeps 5 + 26 more)."""
+    corpus("genia", "raw/GENIAcorpus3.02.xml")
+    from ner_zoo.data.corpora import GENIA
+
+    dm = GENIA(split="finkel_manning", data_dir=str(DATA / "genia"))
+    got = {split: (len(dm.sentences(split)), sum(len(s.spans) for s in dm.sentences(split)))
+           for split in ("train", "dev", "test")}
+    assert got == {"train": (15023, 46164), "dev": (1669, 4371), "test": (1854, 5511)}
+    assert got["train"][0] + got["dev"][0] == 16692
+    assert abs(got["test"][1] - 5506) / 5506 < 0.002 and abs(got["train"][1] + got["dev"][1] - 50509) / 50509 < 0.001
+    assert dm.split_name == "finkel_manning" and GENIA(data_dir=str(DATA / "genia")).split_name == "yan2022"
+    for s in dm.sentences("test"):
+        s.validate(flat=False)
+    assert dm.labels == ["DNA", "RNA", "cell_line", "cell_type", "protein"]
+
+
 @pytest.mark.parametrize("name, expected", [
     # split: sentences, tokens, raw mentions (PROVENANCE), exact duplicates, mentions strictly inside another
     # (PROVENANCE), crossing pairs (ACE 2004 has a handful of overlapping, non-nested mentions)
@@ -161,6 +180,29 @@ def test_ace(name, expected):
         assert sents.notes == {"shape": "dygie", "duplicates_dropped": dups} and len(caught) == (dups > 0)
         kept = split_stats(read_nested_json(root / f"{split}.json", duplicates="keep"))
         assert kept["entities"] == raw and kept["inner_entities"] == inner and kept["crossing_pairs"] == crossing
+
+
+@pytest.mark.parametrize("name", ["ace2004", "ace2005"])
+def test_ace_context_of_training_sentences_stays_in_train(name):
+    """A model with ``context: 1`` indexes train and dev at fit (dev last); every training sentence must get
+    its train neighbours, never a dev sentence (all ACE files use doc_key 0: the keys collided)."""
+    from types import SimpleNamespace
+
+    from ner_zoo.data.corpora import ACE2004, ACE2005
+    from ner_zoo.training.context import DocumentContextHooks
+
+    root = corpus(name, "train.json", "dev.json", "test.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # duplicate spans dropped
+        dm = {"ace2004": ACE2004, "ace2005": ACE2005}[name](data_dir=str(root))
+        model = DocumentContextHooks()
+        model.init_document_context()
+        model.encoder = SimpleNamespace(context=1)
+        model._trainer = model.trainer = SimpleNamespace(datamodule=dm)
+        model.index_context("fit")
+        train = dm.sentences("train")
+    left, right = model.neighbours(train)
+    assert left == [[]] + [s.tokens for s in train[:-1]] and right == [s.tokens for s in train[1:]] + [[]]
 
 
 def test_kbp2017():

@@ -106,6 +106,18 @@ def test_label_attention_weights(tmp_path):
     assert (beta[~batch.mask] == 0).all()
 
 
+def test_label_cosine_reads_the_main_word_embeddings(tmp_path):
+    model = _cli(tmp_path).model.eval()  # Hire-NER's WordRep takes the cosine on the main branch's embeddings
+    batch = model.vocabs.collator()(list(enumerate(_cli(tmp_path / "b").datamodule.sentences("train")[:6])))
+    with torch.no_grad():
+        model.sentence_embedder.words.embedding.weight.normal_()  # the branch's own copy differs
+        _, beta = model.sentence_vector(batch, None)
+        main = model.label_attention.weights(model.embedder.words(batch.words), batch.mask)
+        own = model.label_attention.weights(model.sentence_embedder.words(batch.words), batch.mask)
+    torch.testing.assert_close(beta, main)
+    assert not torch.allclose(beta, own)
+
+
 def test_label_embeddings_start_at_tag_means(tmp_path):
     cli = _cli(tmp_path)
     model, train = cli.model, cli.datamodule.sentences("train")
@@ -114,7 +126,7 @@ def test_label_embeddings_start_at_tag_means(tmp_path):
     o = tags.index("O")
     words = [model.vocabs.words.index(t) for s in train for t, g in zip(s.tokens, model.vocabs.collator().gold_tags(s))
              if g == "O"]
-    expected = model.sentence_embedder.words.embedding.weight[torch.tensor(words)].mean(0)
+    expected = model.embedder.words.embedding.weight[torch.tensor(words)].mean(0)
     torch.testing.assert_close(vectors[o], expected.detach())
     assert present[o]
 
@@ -177,20 +189,123 @@ def test_memory_warmup_zeroes_the_output(tmp_path):
         model._trainer = None
 
 
-def test_leave_one_out_reads_other_occurrences_only_in_training(tmp_path):
-    cli = _cli(tmp_path, leave_one_out=True)
+def _written_train_batch(cli):
     model = cli.model
     model.prepare(cli.datamodule.sentences("train"))
     batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("train"))))
     slots = model.memory.slots_of("train", batch.indices, batch.mask)
     model.memory.write(slots, torch.ones(*batch.mask.shape, 16), torch.ones(*batch.mask.shape, 32))
+    return model, batch, slots
+
+
+def test_leave_one_out_by_default_singletons_read_zero_in_training(tmp_path):
+    model, batch, slots = _written_train_batch(_cli(tmp_path))  # default arguments
+    assert model.leave_one_out
     once = (slots >= 0) & (model.memory.word_count[batch.words] == 1)  # words with one training occurrence
     assert once.any() and ((slots >= 0) & ~once).any()
     model.train()
-    r = model.document_vectors(batch.words, batch.mask, slots)
-    assert r[once].abs().sum() == 0 and (r[(slots >= 0) & ~once] != 0).all()
+    r = model.memory_vectors(batch, slots)
+    assert r[once].abs().sum() == 0  # exactly r = 0, as a word unseen in training gets at test time
+    assert (r[(slots >= 0) & ~once] != 0).all()
+    unseen = torch.zeros_like(batch.words)  # padding id: no slot, like an unseen test word
+    assert model.document_vectors(unseen, batch.mask).abs().sum() == 0
     model.eval()  # evaluation reads every training slot
-    assert (model.document_vectors(batch.words, batch.mask)[once] != 0).all()
+    assert (model.memory_vectors(batch)[once] != 0).all()
+    for name in ("conll2003", "ontonotes5", "conll2002_es"):
+        import yaml
+
+        assert yaml.safe_load((CONFIGS / f"{name}.yaml").read_text())["model"]["init_args"]["leave_one_out"] is True
+
+
+def test_own_slot_is_read_without_leave_one_out(tmp_path):
+    model, batch, slots = _written_train_batch(_cli(tmp_path, leave_one_out=False))
+    once = (slots >= 0) & (model.memory.word_count[batch.words] == 1)
+    model.train()
+    assert (model.memory_vectors(batch, slots)[once] != 0).all()  # a singleton reads its own slot
+
+
+def test_memory_dropout_zeroes_r_for_a_fraction_of_training_tokens(tmp_path):
+    model, batch, slots = _written_train_batch(_cli(tmp_path, memory_dropout=0.5))
+    seen = (slots >= 0) & (model.memory.word_count[batch.words] > 1)
+    model.train()
+    torch.manual_seed(0)
+    r = model.memory_vectors(batch, slots)
+    zeroed = (r[seen] == 0).all(-1)
+    assert 0.3 < zeroed.float().mean() < 0.7  # about half, whole vectors, the others untouched (no rescaling)
+    torch.testing.assert_close(r[seen][~zeroed], torch.ones(int((~zeroed).sum()), 32))
+    model.eval()
+    assert (model.memory_vectors(batch)[seen] != 0).all()  # never at evaluation
+    with pytest.raises(ValueError, match="memory_dropout"):
+        _cli(tmp_path / "bad", memory_dropout=1.0)
+
+
+# "as released": the scatter-back bug --------------------------------------------------------------------------
+def test_released_scatter_on_a_hand_computed_batch():
+    from ner_zoo.models.hcr import released_scatter
+
+    # lengths 2, 3, 1, 3: sorted longest first (ties in batch order) -> sentences 1, 3, 0, 2; flattened rows:
+    # s1: 0 1 2 | s3: 3 4 5 | s0: 6 7 | s2: 8. The last sorted sentence (s2, length n = 1) gets flat rows
+    # [(B - 1) n, B n) = [3, 4), i.e. the first token of s3; every other sentence gets zeros.
+    lengths = [2, 3, 1, 3]
+    mask = torch.tensor([[i < n for i in range(3)] for n in lengths])
+    r = torch.zeros(4, 3, 2)
+    r[..., 0] = torch.tensor([[10, 11, 0], [20, 21, 22], [30, 0, 0], [40, 41, 42]], dtype=torch.float)
+    r[..., 1] = 1.0
+    out = released_scatter(r * mask.unsqueeze(-1), mask)
+    expected = torch.zeros(4, 3, 2)
+    expected[2, 0] = torch.tensor([40.0, 1.0])
+    torch.testing.assert_close(out, expected)
+    # two sentences of lengths 3 and 2: the shorter one gets flat rows [2, 4) = the third token of the
+    # first sentence and the first token of itself
+    mask = torch.tensor([[True, True, True], [True, True, False]])
+    r = torch.arange(6, dtype=torch.float).view(2, 3, 1) * mask.unsqueeze(-1)
+    out = released_scatter(r, mask)
+    assert out[..., 0].tolist() == [[0, 0, 0], [2, 3, 0]]
+
+
+def test_released_bug_leaves_other_sentences_the_memory_bias(tmp_path):
+    cli = _cli(tmp_path, released_bug=True, leave_one_out=False)
+    model, batch, _ = _written_train_batch(cli)
+    model.eval()
+    with torch.no_grad():
+        r = model.memory_vectors(batch)
+        lengths = batch.mask.sum(1)
+        shortest = int(torch.sort(lengths, descending=True, stable=True).indices[-1])
+        others = torch.arange(len(lengths)) != shortest
+        assert r[others].abs().sum() == 0 and r[shortest].abs().sum() > 0
+        model.released_bug = False
+        w, h = model.encode(batch)
+        fused = 0.7 * model.projection(h) + 0.3 * model.memory_projection.bias
+        model.released_bug = True
+        emissions = model.emissions(batch)
+    torch.testing.assert_close(emissions[others], fused[others])  # memory emission = W_m's bias only
+
+
+# transductive mode ---------------------------------------------------------------------------------------------
+def _test_in_order(model, dm, trainer, order):
+    from torch.utils.data import DataLoader
+
+    test = dm.sentences("test")
+    items = [(i, test[i]) for i in order]
+    loader = DataLoader(items, batch_size=4, collate_fn=dm.vocabularies.collator())
+    return trainer.test(model, dataloaders=loader, verbose=False)[0]
+
+
+def test_transductive_test_f1_does_not_depend_on_the_order(tmp_path):
+    cli = build(tiny_hcr(transductive=True, memory_weight=0.9, memory_warmup_epochs=0), copy.deepcopy(SAMPLE_DATA),
+                tmp_path, trainer={"max_epochs": 8}, subcommand="fit")
+    ckpt = tmp_path / "end.ckpt"
+    cli.trainer.save_checkpoint(ckpt)
+    n = len(cli.datamodule.sentences("test"))
+    results = []
+    for order in (list(range(n)), list(reversed(range(n))), torch.randperm(n, generator=torch.Generator().manual_seed(0)).tolist()):
+        model = type(cli.model).load_from_checkpoint(ckpt, weights_only=False)
+        trainer = pl.Trainer(accelerator="cpu", logger=False, enable_progress_bar=False, enable_model_summary=False)
+        results.append(_test_in_order(model, cli.datamodule, trainer, order))
+        test = model.memory.token_slot[model.memory.sentence_start[int(model.memory.split_start[2])]:]
+        assert model.memory.written[test[test >= 0]].all()  # the warm-up wrote every test slot
+    assert results[0]["test/f1"] > 0
+    assert results[1] == results[0] and results[2] == results[0]
 
 
 # configs -------------------------------------------------------------------------------------------------------

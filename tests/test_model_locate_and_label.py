@@ -11,12 +11,14 @@ import pytest
 import torch
 
 from battery import ModelBattery, build, setup_for_fit
+from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
 from ner_zoo.modules.span_losses import focal_loss
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
+DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
@@ -130,6 +132,35 @@ def test_illegal_adjustments_are_excluded(tmp_path):
     assert model.decode(batch) != [[]]
 
 
+def test_without_regressor_the_seeds_are_the_proposals(tmp_path):
+    """Table 3 "w/o regressor": no head, offsets 0 (a zero loss weight would still leave a random regressor
+    that moves every seed), no regression loss."""
+    model = _model(tmp_path, use_regressor=False, train_widths=[1, 2])
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e"], [Span(1, 4, label)]))])
+    assert model.regressor is None
+    s = model.training_seeds(batch)
+    p = model.propose(model.token_states(batch), s["seeds"], s["mask"], batch.lengths)
+    assert torch.equal(p.adjusted, s["seeds"]) and not p.offsets.any() and not p.illegal.any()
+    terms = model.train().loss_terms(batch)
+    assert terms["offset"] == 0 and terms["overlap"] == 0 and terms["filter"] > 0
+    model.compute_loss(batch).backward()
+
+
+def test_without_filter_every_legal_span_is_classified(tmp_path):
+    """Table 3 "w/o filter": no head, no filter loss, every legal span reaches the classifier."""
+    model = _model(tmp_path, use_filter=False, filter_threshold=0.99)
+    label = model.vocabs.labels[0]
+    batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e"], [Span(1, 4, label)]))])
+    assert model.filter is None
+    _fix_head(model.regressor, [0.0, 0.0])
+    p, filtered, _ = model.eval_proposals(batch)
+    assert int(filtered.sum()) == 5 + 4 + 3 + 2  # widths 1-4 on 5 tokens, none filtered out
+    terms = model.train().loss_terms(batch)
+    assert terms["filter"] == 0 and terms["classifier"] > 0
+    model.compute_loss(batch).backward()
+
+
 def test_select_proposals_hand_worked(tmp_path):
     model = _model(tmp_path, score_threshold=0.5, nms_decay=0.5, nms_iou=0.6)
     spans = torch.tensor([[[0, 2], [0, 2], [0, 2], [4, 6], [1, 3], [6, 9], [6, 8], [9, 10]]])
@@ -209,6 +240,25 @@ def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  #
     loss = model.train().compute_loss(batch)
     loss.backward()
     assert torch.isfinite(loss) and model.encoder.lstm.input_size == 16 + 30 + model.features.output_dim
+
+
+def test_dropout_only_on_embeddings_and_each_head_input(tmp_path, tiny_bert_dir):  # noqa: F811
+    """The official placement (review H1): prop_drop on GloVe/char/POS only, never on the transformer
+    features or the BiLSTM output, and once on each head's input."""
+    frozen = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+              "init_args": {"model": str(tiny_bert_dir), "freeze": True}}  # frozen: no BERT-internal dropout
+    model = _model(tmp_path, features=frozen, embed_dropout=0.0, dropout=0.9)
+    batch = model.collate(list(enumerate(DEV[:4])))
+    with torch.no_grad():
+        torch.testing.assert_close(model.train().token_states(batch), model.eval().token_states(batch))
+    for head in (model.filter, model.regressor, model.classifier):
+        assert [type(m) for m in head].count(torch.nn.Dropout) == 1 and isinstance(head[0], torch.nn.Dropout)
+    inputs = _model(tmp_path, features=frozen, hidden=0, embed_dropout=0.9)  # h = the BiLSTM's inputs
+    d = inputs.features.output_dim
+    with torch.no_grad():
+        train, evaluated = inputs.train().token_states(batch), inputs.eval().token_states(batch)
+    torch.testing.assert_close(train[..., -d:], evaluated[..., -d:])  # transformer features kept
+    assert not torch.equal(train[..., :-d], evaluated[..., :-d])  # embeddings dropped
 
 
 def test_proposals_per_gold_logged(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import io
+import json
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -249,5 +250,21 @@ def test_ablations_override(path):
     init = _print_config(ROOT / "configs" / "min" / "conll2003.yaml", path)["model"]["init_args"]
     flags = (init["use_boundary"], init["use_type"], init["use_interaction"])
     expected = {"ner_only": (False, False, True), "no_boundary": (False, True, True),
-                "no_type": (True, False, True), "no_interaction": (True, True, False)}[path.stem]
+                "no_type": (True, False, True), "no_interaction": (True, True, False),
+                "no_interacted_subtasks": (True, True, True)}[path.stem]
     assert flags == expected
+    assert init["interacted_subtasks"] == (path.stem != "no_interacted_subtasks")
+
+
+def test_interacted_subtasks_ablation_feeds_the_bilstm_states_to_the_subtasks():
+    ablation = ROOT / "configs" / "min" / "ablations" / "no_interacted_subtasks.yaml"
+    data = {"data": {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"max_sentences": 8, "embeddings": None}},
+            "model": {"init_args": {"embeddings": None}}, "trainer": {"logger": False}}
+    models = {}
+    for name, extra in (("main", []), ("ablation", ["--config", str(ablation)])):
+        args = ["--config", str(ROOT / "configs" / "min" / "conll2003.yaml"), *extra, "--config", json.dumps(data)]
+        models[name] = NERZooCLI(args=args, run=False).model
+    main, ablation = models["main"], models["ablation"]
+    assert main.interacted_subtasks and main.bdy_project is not None
+    assert not ablation.interacted_subtasks and ablation.bdy_project is None  # pointer reads h^Bdy (Eqs. 8-10)
+    assert ablation.type_projection.in_features == 200 < main.type_projection.in_features  # type CRF on H^Type

@@ -9,11 +9,13 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, ModelBattery, build, setup_for_fit
+from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
+DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
@@ -116,6 +118,19 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
     batch = trained.collate(list(enumerate(cli.datamodule.sentences("dev")[:4])))
     with torch.no_grad():
         torch.testing.assert_close(loaded.span_logits(batch)[1], trained.span_logits(batch)[1])
+
+
+def test_locate_and_label_dropout_placement(tmp_path, tiny_bert_dir):  # noqa: F811
+    """With ablations/lnl_encoder.yaml's placement, h is not dropped and the head input is, once (as LnL)."""
+    frozen = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+              "init_args": {"model": str(tiny_bert_dir), "freeze": True}}
+    init = {**TINY["init_args"], "features": frozen, "embed_dropout": 0.0, "features_dropout": 0.0,
+            "dropout": 0.0, "head_dropout": 0.9}
+    model = build({**TINY, "init_args": init}, NESTED_DATA, tmp_path).model
+    batch = model.collate(list(enumerate(DEV[:4])))
+    with torch.no_grad():
+        torch.testing.assert_close(model.train().token_states(batch), model.eval().token_states(batch))
+        assert not torch.equal(model.train().span_logits(batch)[1], model.eval().span_logits(batch)[1])
 
 
 def test_transformer_features_read_document_context(tmp_path, tiny_bert_dir):  # noqa: F811

@@ -165,7 +165,8 @@ def test_genia_shape():
     sents = read_nested_json(FIX / "genia_shape.jsonl")
     assert sents.notes == {"shape": "genia", "duplicates_dropped": 0}
     assert sents[0].spans == [Span(0, 2, "DNA"), Span(0, 1, "protein"), Span(4, 6, "cell_type")]
-    assert [(s.doc_id, s.index) for s in sents] == [("MEDLINE:1", 0), ("MEDLINE:1", 1), ("MEDLINE:2", 0)]
+    doc = "genia_shape.jsonl:MEDLINE:"  # prefixed with the file name: ids are unique per file
+    assert [(s.doc_id, s.index) for s in sents] == [(doc + "1", 0), (doc + "1", 1), (doc + "2", 0)]
     assert sents[2].source == f"{FIX / 'genia_shape.jsonl'}#3"
     assert sents[0].is_nested
 
@@ -176,9 +177,21 @@ def test_dygie_shape_inclusive_global_offsets_become_local_exclusive():
     assert sents[0].spans == [Span(0, 4, "PER"), Span(3, 4, "GPE")]  # "the mayor of Rome", "Rome"
     assert sents[1].spans == [Span(0, 1, "GPE")]  # document offset 5 is the second sentence's first token
     assert sents[2].spans == [Span(1, 3, "VEH")]  # offsets restart in each document
-    assert [(s.doc_id, s.index) for s in sents] == [("docA", 0), ("docA", 1), ("docB", 0)]
+    assert [(s.doc_id, s.index) for s in sents] == [("dygie_shape.json:docA", 0), ("dygie_shape.json:docA", 1),
+                                                   ("dygie_shape.json:docB", 0)]
     assert [" ".join(s.tokens[a:b]) for s in sents for a, b, _ in s.spans] == [
         "the mayor of Rome", "Rome", "Rome", "blue car"]
+
+
+def test_json_document_ids_are_unique_per_file(tmp_path):
+    """ACE files give every sentence of every split doc_key 0: the ids of two files must still differ."""
+    record = {"doc_key": 0, "sentences": [["a"], ["b"]], "ner": [[], []]}
+    ids = set()
+    for split in ("train", "dev"):
+        path = write(tmp_path, json.dumps(record) + "\n", f"{split}.json")
+        ids |= {s.doc_id for s in read_nested_json(path)}
+    genia = write(tmp_path, json.dumps({"tokens": ["a"], "entity_mentions": [], "doc_id": 0}) + "\n", "g.jsonl")
+    assert ids == {"train.json:0", "dev.json:0"} and read_nested_json(genia)[0].doc_id == "g.jsonl:0"
 
 
 def test_lal_shape_list_and_lines(tmp_path):
@@ -346,7 +359,7 @@ def test_write_jsonl_round_trip_with_nested_spans_and_scores(tmp_path):
     gold, pred = read_prediction_jsonl(tmp_path / "p.jsonl")
     assert gold == [s.spans for s in sents] and pred == preds
     first = json.loads((tmp_path / "p.jsonl").read_text().splitlines()[0])
-    assert first["pred_scores"] == [0.9, 0.5] and first["doc_id"] == "MEDLINE:1" and first["index"] == 0
+    assert first["pred_scores"] == [0.9, 0.5] and first["doc_id"] == "genia_shape.jsonl:MEDLINE:1" and first["index"] == 0
     (tmp_path / "bad.jsonl").write_text('{"tokens": ["a"], "gold_spans": [[0, 2, "X"]], "pred_spans": []}\n')
     with pytest.raises(DataFormatError, match=r"bad\.jsonl:1.*out of range for 1 tokens"):
         read_prediction_jsonl(tmp_path / "bad.jsonl")
@@ -412,3 +425,25 @@ def test_written_conll_reads_back_identically(cases, scheme):
             warnings.simplefilter("error")
             back = read_conll(path, label_column=1, scheme=scheme)
     assert [s.spans for s in back] == [s.spans for s in sents]
+
+
+def test_genia_xml_sentence_tokens_and_nested_terms(tmp_path):
+    """GPML: terms become spans over tokens split at term boundaries; untyped and coordinated terms drop."""
+    from ner_zoo.data.readers.genia_xml import finkel_manning_split, read_genia_xml
+
+    sentence = ('<sentence>Activation of <cons sem="G#protein_family_or_group"><cons sem="G#protein_molecule">'
+                'CD28</cons> receptor</cons> in <cons sem="G#cell_type">(T cells)</cons>, <cons sem="G#other_name">'
+                'PHA</cons>-activated <cons sem="(AND G#protein_molecule G#protein_molecule)">x</cons>.</sentence>')
+    articles = "".join(f'<article><articleinfo><bibliomisc>MEDLINE:{i % 9}</bibliomisc></articleinfo><title>'
+                       f'{sentence}</title></article>' for i in range(10))
+    path = tmp_path / "g.xml"
+    path.write_text(f'<?xml version="1.0"?>\n<set>{articles}</set>')
+    docs = read_genia_xml(path)
+    s = docs[0][0]
+    assert s.tokens == ["Activation", "of", "CD28", "receptor", "in", "(", "T", "cells", ")", ",", "PHA",
+                        "-activated", "x", "."]
+    assert [(sp.start, sp.end, sp.label) for sp in s.spans] == [(2, 3, "protein"), (2, 4, "protein"),
+                                                                (5, 9, "cell_type")]
+    assert docs[9][0].doc_id == "MEDLINE:0#2"  # a repeated article keeps its own document id
+    sizes = [len(finkel_manning_split(path, k)) for k in ("train", "dev", "test")]
+    assert sizes == [8, 1, 1]

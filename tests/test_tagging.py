@@ -30,6 +30,23 @@ def test_strict_reading_drops_invalid_fragments():
     assert tags_to_spans(["I-X", "I-X", "B-X"], "iob1", strict=True) == [Span(0, 2, "X"), Span(2, 3, "X")]
 
 
+def test_strict_bioes_drops_an_unfinished_chunk_at_the_end():
+    assert tags_to_spans(["S-X", "B-Y"], "bioes", strict=True) == [Span(0, 1, "X")]
+    assert tags_to_spans(["B-Y", "I-Y"], "bioes", strict=True) == []
+
+
+any_tags = st.lists(st.sampled_from(["O"] + [f"{p}-{t}" for p in "BIES" for t in "XY"]), max_size=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(any_tags)
+def test_strict_bioes_reading_equals_seqeval_strict(tags):
+    from seqeval.scheme import IOBES, Entities
+
+    expected = [Span(e.start, e.end, e.tag) for e in Entities([tags], IOBES).entities[0]] if tags else []
+    assert tags_to_spans(tags, "bioes", strict=True) == sorted(expected)
+
+
 @pytest.mark.parametrize("bad", ["B-", "X-PER", "PER", "-PER"])
 def test_bad_tags_raise(bad):
     with pytest.raises(DataFormatError, match="invalid tag"):

@@ -1,13 +1,17 @@
 """Run a matrix of ``ner-zoo fit`` jobs in parallel (several seeds and models on one machine / GPU).
 
     python tools/run_matrix.py configs/experiments/<matrix>.yaml --out runs/matrix [--jobs 16] [--budget 540]
+        [--only name1,name2] [--seeds 1,2] [--dry-run]
 
 The matrix file lists runs: ``name``, ``configs`` (passed as repeated ``--config``), ``args`` (extra CLI
 arguments), ``seeds`` and an optional per-run ``max_time``. Each run gets its own folder
 ``<out>/<name>-s<seed>/`` with ``results.json`` (see ``ner_zoo.training.records``), a CSV log and
 ``log.txt``. ``--budget`` (seconds) stops every run by wall clock (Lightning ``max_time``) so that the
 whole matrix ends in time; the best checkpoint is then tested. Small models leave a GPU mostly idle, so
-many runs share one card; each process uses one CPU thread.
+many runs share one card; each process uses one CPU thread. ``--only`` and ``--seeds`` run part of a matrix
+(one sitting of several; ``ner-zoo compare`` pairs records across sittings). With a GPU, the packing (runs
+per card, peak memory and mean utilisation sampled with ``nvidia-smi``) is printed at the end and written
+to ``<out>/packing.json``.
 """
 
 from __future__ import annotations
@@ -49,19 +53,77 @@ def commands(matrix: list[dict], out: Path, budget: int | None, extra: list[str]
     return jobs
 
 
+def select(matrix: list[dict], only: list[str] | None, seeds: list[str] | None) -> list[dict]:
+    """The runs named in ``only`` (comma- or space-separated), each with just the ``seeds`` it lists."""
+    names = {n for item in only or [] for n in item.split(",") if n}
+    wanted = {int(x) for item in seeds or [] for x in item.split(",") if x}
+    unknown = names - {r["name"] for r in matrix}
+    if unknown:
+        raise SystemExit(f"--only: no run named {sorted(unknown)} in the matrix")
+    out = []
+    for run in matrix:
+        if names and run["name"] not in names:
+            continue
+        kept = [s for s in run.get("seeds", [42]) if not wanted or s in wanted]
+        if kept:
+            out.append({**run, "seeds": kept})
+    return out
+
+
+def gpu_sample() -> list[tuple[float, float, float]] | None:
+    """(memory used MiB, memory total MiB, utilisation %) per GPU from nvidia-smi; None without one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used,memory.total,utilization.gpu",
+                              "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode:
+        return None
+    return [tuple(float(x) for x in line.split(",")) for line in out.stdout.strip().splitlines()]
+
+
+class Packing:
+    """Peak memory and mean utilisation of each GPU while the matrix runs, and the most runs at once."""
+
+    def __init__(self):
+        self.peak: list[float] = []
+        self.total: list[float] = []
+        self.util: list[list[float]] = []
+        self.most_running = 0
+
+    def sample(self, running: int) -> None:
+        self.most_running = max(self.most_running, running)
+        gpus = gpu_sample()
+        for i, (used, total, util) in enumerate(gpus or []):
+            if i == len(self.peak):
+                self.peak.append(0.0), self.total.append(total), self.util.append([])
+            self.peak[i] = max(self.peak[i], used)
+            self.util[i].append(util)
+
+    def report(self) -> dict:
+        gpus = [{"gpu": i, "peak_memory_mib": self.peak[i], "memory_mib": self.total[i],
+                 "mean_utilisation_pct": round(sum(u) / len(u), 1)} for i, u in enumerate(self.util) if u]
+        return {"most_runs_at_once": self.most_running, "gpus": gpus}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("matrix", type=Path)
     p.add_argument("--out", type=Path, default=Path("runs/matrix"))
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--budget", type=int, help="wall-clock seconds of training per run (Lightning max_time)")
-    p.add_argument("--only", nargs="*", help="run only these run names")
+    p.add_argument("--only", nargs="*", help="run only these run names (comma- or space-separated)")
+    p.add_argument("--seeds", nargs="*", help="run only these seeds of each run (comma- or space-separated)")
+    p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="arguments appended to every run")
     a = p.parse_args()
-    matrix = yaml.safe_load(a.matrix.read_text())
-    if a.only:
-        matrix = [r for r in matrix if r["name"] in a.only]
+    matrix = select(yaml.safe_load(a.matrix.read_text()), a.only, a.seeds)
     jobs = commands(matrix, a.out, a.budget, a.extra)
+    if a.dry_run:
+        print("\n".join(" ".join(cmd) for _, cmd in jobs))
+        return 0
+    packing = Packing()
+    last_sample = 0.0
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     running: list[tuple[str, subprocess.Popen, float]] = []
     pending, failed = list(jobs), []
@@ -75,6 +137,9 @@ def main() -> int:
             log.flush()
             running.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), time.time()))
         time.sleep(2)
+        if time.time() - last_sample > 30:
+            packing.sample(len(running))
+            last_sample = time.time()
         for item in list(running):
             name, proc, t0 = item
             if proc.poll() is not None:
@@ -84,6 +149,12 @@ def main() -> int:
                     failed.append(name)
                 print(f"[{time.time() - start:6.0f}s] {name}: {status} ({time.time() - t0:.0f}s)", flush=True)
     print(f"{len(jobs) - len(failed)}/{len(jobs)} runs ok" + (f"; failed: {failed}" if failed else ""))
+    report = packing.report()
+    for g in report["gpus"]:
+        print(f"GPU {g['gpu']}: up to {report['most_runs_at_once']} runs at once, peak memory "
+              f"{g['peak_memory_mib']:.0f} / {g['memory_mib']:.0f} MiB, mean utilisation {g['mean_utilisation_pct']}%")
+    if report["gpus"]:
+        (a.out / "packing.json").write_text(json.dumps(report, indent=1))
     return 1 if failed else 0
 
 

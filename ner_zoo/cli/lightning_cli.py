@@ -34,6 +34,7 @@ class LogConfigCallback(SaveConfigCallback):
         for callback in trainer.callbacks:
             if isinstance(callback, RunRecorder):
                 callback.config = config
+                callback.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]
 
 
 def wandb_has_key() -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from typing import Literal
 
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.data.schema import Sentence
@@ -190,16 +191,40 @@ class WSJPOS(NERDataModule):
                 sents = sents[: self.max_sentences]
             for s in sents:
                 s.validate()
-            self._splits[split] = sents
+            self._store(split, sents)
         return self._splits[split]
 
 
 # --- nested NER -------------------------------------------------------------------------------------------
 class GENIA(JsonDataModule):
-    """GENIA 3.02, 5 types, document split of Yan et al. (2022), JSON-lines with exclusive ends."""
+    """GENIA 3.02, 5 types.
+
+    Args:
+        split: ``yan2022``: the document split of Yan et al. (2022), JSON-lines with exclusive ends
+            (1,601 / 199 / 199 abstracts; 5,119 test entities); ``finkel_manning``: the sentence split of
+            Finkel & Manning (2009) / Lu & Roth (2015) used by Locate-and-Label and DSpERT, derived from
+            ``raw/GENIAcorpus3.02.xml`` (15,023 / 1,669 / 1,854 sentences; see
+            :mod:`ner_zoo.data.readers.genia_xml`).
+        **kwargs: see :class:`JsonDataModule`.
+    """
 
     default_subdir = "genia"
+    split_name = "yan2022"  # the default split (older run records name none)
     files = {"train": "train.jsonlines", "dev": "dev.jsonlines", "test": "test.jsonlines"}
+    raw_xml = "raw/GENIAcorpus3.02.xml"
+
+    def __init__(self, split: Literal["yan2022", "finkel_manning"] = "yan2022", **kwargs):
+        super().__init__(**kwargs)
+        self.split_name = split
+        if split == "finkel_manning":
+            self.files = {name: self.raw_xml for name in ("train", "dev", "test")}
+
+    def read_named_split(self, split: str, path: Path) -> list[Sentence]:
+        if self.split_name != "finkel_manning":
+            return super().read_named_split(split, path)
+        from ner_zoo.data.readers.genia_xml import finkel_manning_split
+
+        return finkel_manning_split(path, split)
 
 
 class ACE2004(JsonDataModule):

@@ -18,6 +18,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from ner_zoo.data.batching import Collator, IndexedDataset, ResumableDataLoader, ShardSampler
+from ner_zoo.data.lengths import LongSentences, limit_train_lengths
 from ner_zoo.data.schema import Sentence, label_set
 from ner_zoo.data.splits import carve_dev
 from ner_zoo.data.tagging import TagScheme, tag_names
@@ -85,6 +86,11 @@ class NERDataModule(pl.LightningDataModule):
         split_seed: seed of that carve (the split is reproducible from it).
         features: extra columns to feed models as categorical ids (e.g. ``["pos"]``).
         max_sentences: keep only the first N sentences of each split (smoke tests; never for results).
+        max_train_length: training sentences longer than this many tokens are split at a position outside
+            every gold span (or skipped, see ``long_sentences``); stated in a warning and in the run record
+            (``data_notes``). ``None``: no limit, with a warning above 1,000 tokens. Dev, test and prediction
+            are never limited.
+        long_sentences: ``split`` or ``skip`` sentences over ``max_train_length``.
     """
 
     task: Task = "ner"
@@ -92,12 +98,15 @@ class NERDataModule(pl.LightningDataModule):
     #: split name -> file name relative to ``data_dir``; ``dev`` may be missing (carved from train)
     files: dict[str, str] = {}
     tag_column: str | None = None  # POS tagging reads its tags from this column
+    #: name of the train/dev/test split, recorded in results.json and matched against the paper's split
+    split_name: str = "standard"
 
     def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: int = 10,
                  eval_batch_size: int = 64, lower: bool = False, normalize_digits: bool = False,
                  min_freq: int = 1, embeddings: str | None = None, bucket: bool = False, num_workers: int = 0,
                  dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
-                 max_sentences: int | None = None):
+                 max_sentences: int | None = None, max_train_length: int | None = None,
+                 long_sentences: LongSentences = "split"):
         super().__init__()
         self.data_dir = data_dir
         self.tag_scheme = TagScheme.parse(tag_scheme).value
@@ -107,6 +116,10 @@ class NERDataModule(pl.LightningDataModule):
         self.dev_fraction, self.split_seed = dev_fraction, split_seed
         self.feature_names = list(features or [])
         self.max_sentences = max_sentences
+        self.max_train_length, self.long_sentences = max_train_length, long_sentences
+        #: what the data module changed in the data (e.g. long sentences split), copied into ``results.json``
+        self.notes: dict = {}
+        self._train_limited: list[Sentence] | None = None
         self._splits: dict[str, list[Sentence]] = {}
 
     # reading ----------------------------------------------------------------------------------------------
@@ -121,15 +134,24 @@ class NERDataModule(pl.LightningDataModule):
     def read_split(self, path: Path) -> list[Sentence]:
         raise NotImplementedError
 
+    def read_named_split(self, split: str, path: Path) -> list[Sentence]:
+        """Read ``split`` from ``path``; corpora whose splits share one file override this."""
+        return self.read_split(path)
+
     def sentences(self, split: str) -> list[Sentence]:
-        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached)."""
+        """The sentences of ``train``, ``dev`` or ``test`` (read once, cached), each stamped with its split."""
         if split not in self._splits:
             if split in ("train", "dev") and self.split_path("dev") is None and self.split_path("train"):
                 train, dev = carve_dev(self._read("train"), self.dev_fraction, self.split_seed)
-                self._splits["train"], self._splits["dev"] = train, dev
+                self._store("train", train), self._store("dev", dev)
             else:
-                self._splits[split] = self._read(split)
+                self._store(split, self._read(split))
         return self._splits[split]
+
+    def _store(self, split: str, sents: list[Sentence]) -> None:
+        for s in sents:  # document context is looked up within this split only
+            s.split = split
+        self._splits[split] = sents
 
     def _read(self, split: str) -> list[Sentence]:
         path = self.split_path(split)
@@ -137,7 +159,7 @@ class NERDataModule(pl.LightningDataModule):
             raise FileNotFoundError(f"{type(self).__name__} has no {split} file")
         if not path.exists():
             raise FileNotFoundError(f"{path} not found ({type(self).__name__} {split} split); check data_dir")
-        sents = self.read_split(path)
+        sents = self.read_named_split(split, path)
         if self.max_sentences is not None:
             sents = sents[: self.max_sentences]
         flat = self.task in ("ner", "chunk")
@@ -226,8 +248,17 @@ class NERDataModule(pl.LightningDataModule):
             return model.collate
         return self.vocabularies.collator()
 
+    def train_sentences(self) -> list[Sentence]:
+        """The training split after ``max_train_length`` (computed once)."""
+        if self._train_limited is None:
+            self._train_limited, notes = limit_train_lengths(
+                self.sentences("train"), self.max_train_length, self.long_sentences,
+                where=self.split_path("train") or "train")
+            self.notes.update(notes)
+        return self._train_limited
+
     def train_dataloader(self) -> DataLoader:
-        return self._loader(self.sentences("train"), train=True)
+        return self._loader(self.train_sentences(), train=True)
 
     def val_dataloader(self) -> DataLoader:
         return self._loader(self.sentences("dev"), train=False)

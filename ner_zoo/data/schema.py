@@ -45,6 +45,8 @@ class Sentence:
         doc_id: identifier of the enclosing document (``None`` when the corpus has no documents).
         index: position of the sentence inside its document (0-based).
         source: where it came from, ``"file:line"`` or ``"file#record"``, for error messages.
+        split: the data module's split (``train``/``dev``/``test``) it was read for; ``None`` outside one.
+            Document context is looked up within a split only (see :class:`DocumentContext`).
     """
 
     tokens: list[str]
@@ -53,6 +55,7 @@ class Sentence:
     doc_id: str | None = None
     index: int = 0
     source: str | None = None
+    split: str | None = None
 
     def __len__(self) -> int:
         return len(self.tokens)

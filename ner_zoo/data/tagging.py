@@ -144,7 +144,7 @@ def _strict_spans(parsed: list[tuple[str, str | None]], scheme: TagScheme) -> li
             start = None
         if p == "B" or (p == "I" and scheme is TagScheme.IOB1):
             start, cur = i, typ
-    if start is not None:
+    if start is not None and scheme is not TagScheme.BIOES:  # a BIOES chunk needs its E- (seqeval strict)
         spans.append(Span(start, n, cur))
     return spans
 

@@ -1,7 +1,7 @@
 """HCR: hierarchical contextualized representations for NER.
 
 Y. Luo, F. Xiao, H. Zhao. *Hierarchical Contextualized Representation for Named Entity Recognition.*
-AAAI 2020. Implementation notes from the official code (Hire-NER): ``research/papers.md`` §1.
+AAAI 2020. Notes on the paper and the official code (Hire-NER): ``docs/papers.md``, HCR.
 
 Map from the paper to the code:
 
@@ -17,14 +17,36 @@ Map from the paper to the code:
   (``fusion="state"``; the paper's lambda is ``1 - memory_weight``): :meth:`HCR.emissions`.
 * Eqs. 1-4, CRF: :class:`~ner_zoo.training.tagger.SequenceTagger`.
 
-Departures from the official code (all documented in §1): the memory indexes training tokens only and is
-frozen at evaluation unless ``transductive``; every sentence of a batch receives its memory output (the
-code's scatter-back bug is not reproduced); a word's slot list is capped at T when the index is built.
+Departures from the paper and the official code (notes: ``docs/papers.md``, HCR), each a switch:
+
+* ``leave_one_out`` (default on; not in the paper or the code): in training a token's query leaves out its
+  own slot. The memory indexes training tokens only, so at test time a word unseen in training reads
+  ``r = 0``; without this switch every training token reads (among others) its own previous-epoch state,
+  a singleton word reads only that, and the model never sees ``r = 0`` after epoch 0. With it, a singleton
+  training word reads ``r = 0`` exactly as an unseen test word does. ``false``: the paper / code reading.
+* ``memory_dropout`` (default 0; not in the paper): in training, ``r`` is zeroed (not rescaled) for this
+  fraction of tokens, so the zero input an unseen word gets at test time is also seen in training.
+* ``transductive`` (default off): the official code also gives dev/test tokens slots and writes them at
+  evaluation. Here an evaluation first runs a warm-up pass over the whole evaluated split that writes its
+  slots (no metric), then scores with the memory frozen, so the result does not depend on the batch order
+  (the code's test slots instead held states from the previous epoch's test pass). Off: training tokens
+  only, frozen at evaluation.
+* ``released_bug`` (default off): the official code's scatter-back loop indexes a stale row, so every
+  sentence but the last of a batch (batches sorted by length, longest first) gets ``r = 0`` (its memory
+  emission is ``W_m``'s bias) and the last one gets a wrong slice of the batch's flattened outputs:
+  :func:`released_scatter`. On: "HCR as released"; off: "HCR as written".
+* The label-embedding cosine (Eq. 5) reads the main branch's word embeddings, as the code does, and the
+  label embeddings start at the mean main-branch embedding of the training tokens of each BIOES tag (the
+  paper averages "hundreds of" entities per tag; the code's label file is not released).
+* A word's slot list is capped at T when the index is built (the code keeps every occurrence, reads the
+  first T).
+
 With ``sentence_level`` and ``document_level`` off this is the IntNet-BiLSTM-CRF base model.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Literal, Sequence
 
@@ -114,11 +136,14 @@ class HCR(SequenceTagger):
         fusion: ``emission`` (code: ``(1 - a) W_h h + a W_m r``) or ``state`` (Eq. 13, ``W((1 - a) h + a r)``).
         memory_warmup_epochs: training epochs with the memory output at zero (code: 1); slots are written
             from the start.
-        transductive: also index dev/test tokens and write their slots during evaluation, as the official
-            code does (off: training tokens only, frozen at evaluation). Report it whenever used.
+        transductive: also index dev/test tokens and write their slots at evaluation, as the official code
+            does: each evaluation first writes every slot of the evaluated split in a warm-up pass (no
+            metric), then scores (off: training tokens only, frozen at evaluation). Report it whenever used.
         leave_one_out: in training, each token's query leaves out its own slot (its state from the last
-            epoch), so a word seen once in training reads zeros there as an unseen word does at test time.
-            Not in the paper (off); queries then go per token instead of per word type.
+            epoch), so a word seen once in training reads zeros, as an unseen word does at test time.
+            Not in the paper (``false`` is the paper's reading); queries then go per token, not per word type.
+        memory_dropout: fraction of training tokens whose ``r`` is set to zero (not in the paper: 0).
+        released_bug: reproduce the official code's scatter-back bug (:func:`released_scatter`).
         loss_reduction: CRF loss over the batch, ``sum`` (the code, with SGD lr 0.015) or ``mean``.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
@@ -132,8 +157,8 @@ class HCR(SequenceTagger):
                  compatibility: Literal["cosine", "dot", "scaled_dot"] = "cosine",
                  overflow: Literal["first", "ring"] = "first", memory_weight: float = 0.3,
                  fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
-                 transductive: bool = False, leave_one_out: bool = False,
-                 loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
+                 transductive: bool = False, leave_one_out: bool = True, memory_dropout: float = 0.0,
+                 released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
@@ -143,7 +168,9 @@ class HCR(SequenceTagger):
         self.embeddings_source = embeddings
         self.fusion, self.memory_weight, self.loss_reduction = fusion, memory_weight, loss_reduction
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
-        self.leave_one_out = leave_one_out
+        if not 0.0 <= memory_dropout < 1.0:
+            raise ValueError(f"memory_dropout must be in [0, 1), got {memory_dropout}")
+        self.leave_one_out, self.memory_dropout, self.released_bug = leave_one_out, memory_dropout, released_bug
         n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
         self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
         self.transformer = transformer
@@ -168,7 +195,6 @@ class HCR(SequenceTagger):
             self.memory = KeyValueTokenMemory(n_words, word_dim, h_dim, memory_slots, compatibility, overflow)
             if fusion == "emission":
                 self.memory_projection = nn.Linear(h_dim, self.num_tags)
-        self._eval_split: str | None = None
         self._prepared = False
 
     # data-dependent initialisation --------------------------------------------------------------------------
@@ -217,31 +243,33 @@ class HCR(SequenceTagger):
 
     @torch.no_grad()
     def label_vectors(self, sentences: Sequence[Sentence]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per tag, the average word embedding (of the sentence branch) of the training tokens with that tag;
+        """Per tag, the average (main-branch) word embedding of the training tokens with that tag;
         ``(vectors [P, word_dim], present [P])``."""
         gold = self.vocabs.collator().gold_tags
         words = torch.tensor([i for s in sentences for i in self.vocabs.words.lookup_indices(s.tokens)],
                              dtype=torch.long)
         tags = torch.tensor([i for s in sentences for i in self.vocabs.tags.lookup_indices(gold(s))],
                             dtype=torch.long)
-        emb = (self.sentence_embedder or self.embedder).words.embedding.weight
+        emb = self.embedder.words.embedding.weight
         sums = emb.new_zeros(self.num_tags, emb.shape[1]).index_add(0, tags.to(emb.device), emb[words.to(emb.device)])
         counts = torch.bincount(tags, minlength=self.num_tags).to(emb.device)
         return sums / counts.clamp_min(1).unsqueeze(1), counts > 0
 
     # forward ------------------------------------------------------------------------------------------------
     def sentence_vector(self, batch: Batch, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(s [B, 2 * sentence_hidden], beta [B, L])`` from the sentence branch (``x``: main ``[w; c]``)."""
+        """``(s [B, 2 * sentence_hidden], beta [B, L])`` from the sentence branch (``x``: main ``[w; c]``).
+        The cosine to the labels reads the main branch's word embeddings (as the code's ``WordRep`` does);
+        the sentence BiLSTM reads the branch's own ``[w; c]`` unless shared."""
         if self.sentence_embedder is None:  # shared: the main branch's dropped-out input
-            words, xs = self.embedder.words(batch.words), x
+            xs = x
         else:
-            words = self.sentence_embedder.words(batch.words)
-            xs = words
+            own = self.sentence_embedder.words(batch.words)
+            xs = own
             if self.sentence_embedder.chars is not None:
-                xs = torch.cat([words, self.sentence_embedder.chars(batch.chars).to(words.dtype)], -1)
+                xs = torch.cat([own, self.sentence_embedder.chars(batch.chars).to(own.dtype)], -1)
             xs = self.dropout(xs)
         v = self.dropout(self.sentence_encoder(xs, batch.mask))
-        return self.label_attention(words, v, batch.mask)
+        return self.label_attention(self.embedder.words(batch.words), v, batch.mask)
 
     def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """``(w [B, L, word_dim], h [B, L, 2 * hidden])``: raw word embeddings and encoder states."""
@@ -277,14 +305,14 @@ class HCR(SequenceTagger):
         r[mask] = self.memory.query(unique, self.embedder.words(unique))[inverse]
         return r
 
-    def _write_memory(self, batch: Batch, w: torch.Tensor, h: torch.Tensor, slots: torch.Tensor | None) -> None:
-        if self.memory.num_slots == 0:
-            return
-        if self.training:  # applied after the backward pass (the query's graph reads the values in place)
-            self.memory.stage(slots, w, h)
-        elif self.transductive and self._eval_split is not None:
-            slots = self.memory.slots_of(self._eval_split, batch.indices, batch.mask)
-            self.memory.write(slots, w, h, deferred=True)
+    def memory_vectors(self, batch: Batch, slots: torch.Tensor | None = None) -> torch.Tensor:
+        """``r [B, L, 2 * hidden]`` as the fusion reads it: in training (``slots``: the tokens' own slots)
+        with ``leave_one_out`` and ``memory_dropout``; with ``released_bug``, scattered as the code does."""
+        exclude = slots if self.training and self.leave_one_out else None
+        r = self.document_vectors(batch.words, batch.mask, exclude)
+        if self.training and self.memory_dropout > 0:
+            r = r * (torch.rand(r.shape[:2], device=r.device) >= self.memory_dropout).unsqueeze(-1)
+        return released_scatter(r, batch.mask) if self.released_bug else r
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         w, h = self.encode(batch)
@@ -292,8 +320,9 @@ class HCR(SequenceTagger):
             return self.projection(h)
         self.memory.commit()  # writes staged by a step without backward (normally done in on_after_backward)
         slots = self.memory.slots_of("train", batch.indices, batch.mask) if self.training else None
-        r = self.document_vectors(batch.words, batch.mask, slots if self.leave_one_out else None)
-        self._write_memory(batch, w, h, slots)  # after the query, as in the reference code
+        r = self.memory_vectors(batch, slots)
+        if self.training and self.memory.num_slots:  # after the query, as in the reference code; applied
+            self.memory.stage(slots, w, h)  # after the backward pass (the query's graph reads the values)
         a = self.memory_weight
         if self.fusion == "emission":
             return (1 - a) * self.projection(h) + a * self.memory_projection(r.to(h.dtype))
@@ -312,26 +341,49 @@ class HCR(SequenceTagger):
         if self.memory is not None:
             self.memory.commit()
 
-    def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_split = "dev"
-        try:
-            super().validation_step(batch, batch_idx)
-        finally:
-            self._eval_split = None
+    @torch.no_grad()
+    def write_split(self, split: str, batches) -> None:
+        """Transductive warm-up: write the slots of every sentence of ``split`` (``batches``: the evaluation
+        loader) with the current model, then share the writes across processes (a collective call)."""
+        for batch in batches:
+            batch = self.trainer.strategy.batch_to_device(batch) if self._trainer is not None else batch
+            w, h = self.encode(batch)
+            self.memory.write(self.memory.slots_of(split, batch.indices, batch.mask), w, h, deferred=True)
+        self.memory.sync_deferred()
 
-    def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_split = "test"
-        try:
-            super().test_step(batch, batch_idx)
-        finally:
-            self._eval_split = None
+    def _warm_up(self, split: str, loaders, limits) -> None:
+        if self.memory is None or not self.transductive or self.memory.num_slots == 0:
+            return
+        loaders = loaders if isinstance(loaders, (list, tuple)) else [loaders]
+        for loader, limit in zip(loaders, limits):  # the batches the loop will score, no more
+            self.write_split(split, itertools.islice(loader, int(limit) if math.isfinite(limit) else None))
 
-    def on_validation_epoch_end(self) -> None:
-        super().on_validation_epoch_end()
-        if self.memory is not None and self.transductive:
-            self.memory.sync_deferred()
+    def on_validation_epoch_start(self) -> None:
+        super().on_validation_epoch_start()
+        t = self.trainer
+        self._warm_up("dev", t.val_dataloaders, t.num_sanity_val_batches if t.sanity_checking else t.num_val_batches)
 
-    def on_test_epoch_end(self) -> None:
-        super().on_test_epoch_end()
-        if self.memory is not None and self.transductive:
-            self.memory.sync_deferred()
+    def on_test_epoch_start(self) -> None:
+        super().on_test_epoch_start()
+        self._warm_up("test", self.trainer.test_dataloaders, self.trainer.num_test_batches)
+
+
+def released_scatter(r: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The official code's scatter-back of the memory output (``get_document_embedd``), bug included.
+
+    The code flattens the real tokens of a batch sorted by length (longest first), queries them, then
+    copies back in a loop over the batch that always indexes the *last* sentence (a stale loop variable):
+    the last (shortest) sentence, of length ``n``, receives flattened rows ``[(B - 1) n, B n)``, every other
+    sentence zeros. Here the batch keeps its order: "last" is the shortest sentence (the last of the
+    shortest on ties), and the flattening runs longest first (ties in batch order).
+    """
+    out = torch.zeros_like(r)
+    lengths = mask.sum(1)
+    if lengths.numel() == 0:
+        return out
+    order = torch.sort(lengths, descending=True, stable=True).indices
+    flat = r[order][mask[order]]  # real tokens, sentences longest first
+    last, n = int(order[-1]), int(lengths[order[-1]])
+    b = len(order)
+    out[last, :n] = flat[(b - 1) * n: b * n]
+    return out

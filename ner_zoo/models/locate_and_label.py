@@ -1,13 +1,17 @@
 """Locate-and-Label: a two-stage identifier for nested NER.
 
 * Y. Shen, X. Ma, Z. Tan, S. Zhang, W. Wang, W. Lu. *Locate and Label: A Two-stage Identifier for Nested
-  Named Entity Recognition.* ACL 2021. Official code behaviour and departures: research notes §3.
+  Named Entity Recognition.* ACL 2021. Official code behaviour and departures: ``docs/papers.md``.
 
 Map from the paper's equations to code (``st``/``ed`` inclusive in the paper; spans here are ``(start,
 end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]``):
 
 * §2.1 encoder ``h = BiLSTM([glove; char BiLSTM; POS; transformer(sentence with one neighbour each
   side)])``: :meth:`LocateAndLabel.token_states` (pieces shared with the exhaustive span classifier).
+  Dropout as the code (§3.3 "a dropout before the filter, regressor and entity classifier"): ``embed_dropout``
+  on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
+  ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
+  same placement.
 * §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (code's window set + every gold span;
   pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
   sentence, resampled every step from ``(sample_seed, global_step)``).
@@ -21,6 +25,9 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
   focal classifier loss (code; paper says CE: ``gamma = 0``), targets recomputed online from the
   rounded adjusted span (hit iff IoU with the paired gold >= alpha2), Eq. 17 weighted sum:
   :meth:`LocateAndLabel.loss_terms` / :meth:`LocateAndLabel.compute_loss` (means over valid examples).
+* Table 3 ablations: ``use_regressor: false`` (offsets 0, the code's ``no_regressor``), ``use_filter: false``
+  (every legal span is classified), ``nms_decay: 1`` (w/o Soft-NMS), ``eta: 0`` (w/o soft examples);
+  configs in ``configs/locate_and_label/ablations/``.
 * §2.6 / Alg. 1 decoding: :meth:`LocateAndLabel.select_proposals`: keep argmax != NONE, filter-passed,
   legal proposals; merge duplicates (first in enumeration order), drop crossing candidates, step Soft-NMS
   (decay ``u``, IoU ``k``), keep score > delta. Evaluation enumerates every width up to the largest.
@@ -95,7 +102,7 @@ class Proposals(NamedTuple):
     """Outputs of :meth:`LocateAndLabel.propose` for ``N`` seeds per sentence.
 
     Attributes:
-        filter_logits: ``[B, N]`` (``p_filter = sigmoid``).
+        filter_logits: ``[B, N]`` (``p_filter = sigmoid``; ``+inf`` without a filter).
         offsets: ``[B, N, 2]`` continuous boundary offsets ``t``.
         adjusted: ``[B, N, 2]`` rounded adjusted spans (the seed where illegal).
         illegal: ``[B, N]`` True where the adjustment left the sentence or emptied the span.
@@ -128,8 +135,9 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             ``context: 1`` it sees one neighbouring sentence of the document on each side.
         hidden: BiLSTM size per direction (0: no BiLSTM).
         num_layers: BiLSTM layers.
-        embed_dropout: dropout on the concatenated inputs of the BiLSTM (``prop_drop``).
-        dropout: dropout on the BiLSTM output and before each head.
+        embed_dropout: dropout on the GloVe, char and POS embeddings (the code's ``prop_drop``).
+        features_dropout: dropout on the transformer features (code and default: 0, never dropped).
+        dropout: dropout on each head's input, once (paper §3.3, code); the BiLSTM output is not dropped.
         ffn_dim: hidden size of the three heads' MLPs.
         train_widths: seed span lengths during training (the code's window set, as lengths).
         eval_width: evaluation enumerates every length ``1..eval_width`` (default ``max(train_widths)``).
@@ -150,13 +158,18 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         nms_method: ``step`` (paper), ``linear``, ``gaussian`` or ``hard``.
         duplicate_score: score of a merged duplicate: ``none`` (its own), ``sum`` over same-label duplicates,
             ``repeat`` (its own times their count: the code's evaluator).
+        use_regressor: ``False``: no regressor head, offsets are 0 and its losses vanish (Table 3 "w/o
+            regressor", the code's ``no_regressor``).
+        use_filter: ``False``: no filter head and no filter loss; every legal span goes to the classifier
+            (Table 3 "w/o filter").
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
 
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = True, char_encoder: CharEncoderFactory | None = None,
                  pos_feature: str | None = "pos", pos_dim: int = 25, features: nn.Module | None = None,
-                 hidden: int = 512, num_layers: int = 1, embed_dropout: float = 0.5, dropout: float = 0.5,
+                 hidden: int = 512, num_layers: int = 1, embed_dropout: float = 0.5, features_dropout: float = 0.0,
+                 dropout: float = 0.5,
                  ffn_dim: int = 1024, train_widths: list[int] | int = ACE05_LENGTHS, eval_width: int | None = None,
                  alpha1: float = 0.7, alpha2: float = 1.0, eta: float = 1.0, gamma: float = 2.0,
                  neg_ratio: float | None = 5.0, neg_extra: int = 2, sample_seed: int = 47,
@@ -165,7 +178,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                  classifier_weight: float = 1.0, filter_threshold: float = 1 / 6, score_threshold: float = 0.5,
                  nms_decay: float = 0.9, nms_iou: float = 0.6,
                  nms_method: Literal["step", "linear", "gaussian", "hard"] = "step",
-                 duplicate_score: Literal["none", "sum", "repeat"] = "none", **kwargs: Any):
+                 duplicate_score: Literal["none", "sum", "repeat"] = "none", use_regressor: bool = True,
+                 use_filter: bool = True, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         if regressor_norm not in ("none", "sigmoid_x_len", "tanh_x_len"):
@@ -186,9 +200,9 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                      + (features.output_dim if features is not None else 0))
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
-        self.embed_dropout, self.dropout = nn.Dropout(embed_dropout), nn.Dropout(dropout)
-        self.filter = _mlp(3 * dim, ffn_dim, 1, dropout)
-        self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout)
+        self.embed_dropout, self.features_dropout = nn.Dropout(embed_dropout), nn.Dropout(features_dropout)
+        self.filter = _mlp(3 * dim, ffn_dim, 1, dropout) if use_filter else None
+        self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout) if use_regressor else None
         self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
         self.proposal_metrics = nn.ModuleDict({stage: ProposalsPerGold() for stage in ("val", "test")})
 
@@ -207,27 +221,32 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
 
     # encoder -----------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
-        """Contextual word states ``h [B, L, D]`` (§2.1)."""
+        """Contextual word states ``h [B, L, D]`` (§2.1); dropout on the embeddings only, as the code."""
         parts = [self.embedder(batch)]
         if self.pos is not None:
             parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
-        if self.features is not None:
-            parts.append(self.context_features(self.features, batch).to(parts[0].dtype))
         x = self.embed_dropout(torch.cat(parts, -1))
-        if self.encoder is not None:
-            x = self.dropout(self.encoder(x, batch.mask))
-        return x
+        if self.features is not None:
+            feats = self.context_features(self.features, batch).to(x.dtype)
+            x = torch.cat([x, self.features_dropout(feats)], -1)
+        return self.encoder(x, batch.mask) if self.encoder is not None else x
 
     # heads -------------------------------------------------------------------------------------------------
     def propose(self, h: Tensor, seeds: Tensor, mask: Tensor, lengths: Tensor) -> Proposals:
         """Filter, regressor and classifier on ``seeds [B, N, 2]`` (Eq. 1-10)."""
         pool = span_max_pool(h, seeds, mask)
-        filter_logits = self.filter(torch.cat([pool, boundary_representation(h, seeds)], -1)).squeeze(-1)
-        outer = boundary_representation(h, seeds, lengths, inner=False, outer=True)
-        raw = self.regressor(torch.cat([pool, outer], -1)).float()
-        n = lengths.view(-1, 1, 1).float()
-        norm = self.hparams.regressor_norm
-        offsets = raw if norm == "none" else (torch.sigmoid(raw) if norm == "sigmoid_x_len" else torch.tanh(raw)) * n
+        if self.filter is not None:
+            filter_logits = self.filter(torch.cat([pool, boundary_representation(h, seeds)], -1)).squeeze(-1)
+        else:  # w/o filter: every seed is a proposal
+            filter_logits = torch.full(seeds.shape[:2], float("inf"), device=h.device)
+        if self.regressor is not None:
+            outer = boundary_representation(h, seeds, lengths, inner=False, outer=True)
+            raw = self.regressor(torch.cat([pool, outer], -1)).float()
+            n = lengths.view(-1, 1, 1).float()
+            norm = self.hparams.regressor_norm
+            offsets = raw if norm == "none" else (torch.sigmoid(raw) if norm == "sigmoid_x_len" else torch.tanh(raw)) * n
+        else:  # w/o regressor: the seeds are the proposals
+            offsets = torch.zeros(*seeds.shape, device=h.device)
         adjusted = seeds + torch.floor(offsets.detach() + 0.5).long()  # Eq. 6-7 (no gradient through rounding)
         illegal = ((adjusted[..., 0] >= adjusted[..., 1]) | (adjusted[..., 0] < 0)
                    | (adjusted[..., 1] > lengths.unsqueeze(1))) & mask
@@ -273,13 +292,18 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         h = self.token_states(batch)
         p = self.propose(h, s["seeds"], s["mask"], batch.lengths)
         mask, positive = s["mask"], s["positive"]
-        zero = p.filter_logits.new_zeros(())
+        zero = p.class_logits.new_zeros((), dtype=torch.float)
         # filter: binary focal loss (sigmoid = 2-way softmax over [0, z]), soft weights with alpha1
-        two_way = torch.stack([torch.zeros_like(p.filter_logits), p.filter_logits], -1)
-        w1 = soft_weights(s["iou"], positive, hp.eta)
-        l_filter = (focal_loss(two_way, positive.long(), hp.gamma) * w1 * mask).sum() / mask.sum().clamp(min=1)
+        if self.filter is not None:
+            two_way = torch.stack([torch.zeros_like(p.filter_logits), p.filter_logits], -1)
+            w1 = soft_weights(s["iou"], positive, hp.eta)
+            l_filter = (focal_loss(two_way, positive.long(), hp.gamma) * w1 * mask).sum() / mask.sum().clamp(min=1)
+        else:
+            l_filter = zero
         # regressor: positives, on the continuous boundaries
-        if positive.any():
+        if self.regressor is None:
+            l_offset = l_overlap = zero
+        elif positive.any():
             pred = s["seeds"][positive].float() + p.offsets[positive]
             l_offset, l_overlap = (x.mean() for x in smooth_l1_overlap_loss(pred, s["gold_span"][positive]))
         else:

@@ -1,8 +1,8 @@
 """MIN: Modularized Interaction Network for named entity recognition.
 
 F. Li, Z. Lin, W. Zhang, Z. Wang, L. Wang. *Modularized Interaction Network for Named Entity
-Recognition.* ACL-IJCNLP 2021. No official code; open choices follow ``research/papers.md`` §2 and are
-constructor options here.
+Recognition.* ACL-IJCNLP 2021. No official code; open choices follow the notes in ``docs/papers.md`` (MIN)
+and are constructor options here.
 
 Map from the paper to the code:
 
@@ -19,6 +19,17 @@ Map from the paper to the code:
 
 Ablations are switches: ``use_boundary``, ``use_type``, ``use_interaction`` (both off: the "NER module
 only" baseline, i.e. BiLSTM-CRF with the same inputs and sizes).
+
+Choices the paper leaves open (notes: ``docs/papers.md``, MIN):
+
+* ``interacted_subtasks`` (default on): the pointer (and so Eq. 10's ``H^Seg``) reads ``Linear(H̄^Bdy)`` and
+  the type CRF reads ``H̄^Type``. Eqs. 8-10 are written on the BiLSTM's ``h^Bdy`` and Sec. 3.3 puts the
+  type CRF on ``H^Type``, but the paper says the interaction "can help improve the performance of boundary
+  detection and type prediction simultaneously" (Sec. 4.4), which only holds if the sub-tasks' own losses
+  read the interacted states; with the switch off the interaction reaches the NER module through the
+  gates only. Off: the equations as written (``configs/min/ablations/no_interacted_subtasks.yaml``).
+* Type-module labels are IO tags carrying the entity type (``type_scheme``); the boundary label set of the
+  label attention is untyped BIOES; ``hidden`` is per direction.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 W. Wei, Z. Wang, X. Mao, G. Zhou, P. Zhou, S. Jiang. *Position-aware self-attention based neural
 sequence labeling.* Pattern Recognition 110 (2021) 107636; arXiv:1908.09128. No official code; the
-open choices follow ``shared/research/papers.md`` §5 and are stated where they are made.
+open choices follow ``docs/papers.md`` (PSA) and are stated where they are made.
 
 Map from the paper to code:
 

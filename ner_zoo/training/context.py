@@ -18,7 +18,8 @@ class DocumentContextHooks:
     """Mixin for a LightningModule whose transformer reads ``context`` neighbouring sentences per side.
 
     The sentences of the data module's splits (at ``setup``) and of the predict loaders are indexed by
-    ``(doc_id, index)``; :meth:`neighbours` returns the left/right token lists of a batch. Subclasses call
+    ``(split, doc_id, index)``, so context never crosses splits; :meth:`neighbours` returns the left/right
+    token lists of a batch. Subclasses call
     :meth:`init_document_context` in ``__init__`` and may override :attr:`context_encoder`.
     """
 

@@ -3,6 +3,12 @@
 The record holds the model, data and encoder names, the seed, the resolved config and its hash, the best
 validation score, test metrics, epochs, wall time per epoch, hardware and package versions, and the
 checkpoint path. It is rewritten atomically after fit and after test.
+
+Structured fields that ``ner-zoo compare`` reads (instead of parsing the command line): ``git`` (commit and
+dirty flag of the checkout the code ran from), ``variant``, ``config_files`` (the ``--config`` files as given)
+and ``overlays`` (those under an ``experiments/`` folder: recipe overlays), ``data_split`` (the data module's
+split name), ``protocol`` (epochs and steps actually trained, the limits, early stopping, what stopped the
+run) and ``partial_test`` (true when the test split was not evaluated in full).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from importlib import metadata
@@ -19,7 +26,7 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.callbacks import Callback, EarlyStopping
 
 from ner_zoo.data.writers import atomic_write
 
@@ -46,6 +53,40 @@ def versions() -> dict:
         except metadata.PackageNotFoundError:
             pass
     return out
+
+
+def git_state(root: Path = Path(__file__).resolve().parents[2]) -> dict | None:
+    """``{"commit", "dirty"}`` of the git checkout holding this package, or None (not a checkout, no git)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
+                              timeout=20).stdout.strip()
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def overlay_names(config_files: list[str]) -> list[str]:
+    """Recipe overlays among the ``--config`` files: those in an ``experiments`` folder, by stem."""
+    return [Path(f).stem for f in config_files if Path(f).parent.name == "experiments"]
+
+
+def partial_test(trainer: pl.Trainer) -> bool:
+    """True when the test split was not evaluated in full (batch limits, fast_dev_run, truncated corpus)."""
+    if trainer.fast_dev_run or trainer.overfit_batches:
+        return True
+    limit = trainer.limit_test_batches
+    if isinstance(limit, float) and limit < 1.0:
+        return True
+    if isinstance(limit, int):
+        loaders = trainer.test_dataloaders
+        loaders = loaders if isinstance(loaders, (list, tuple)) else [loaders]
+        try:
+            if limit < sum(len(dl) for dl in loaders if dl is not None):
+                return True
+        except TypeError:  # iterable without a length: cannot tell, so not full
+            return True
+    return getattr(trainer.datamodule, "max_sentences", None) is not None
 
 
 def config_hash(config: dict) -> str:
@@ -90,7 +131,9 @@ class RunRecorder(Callback):
     def __init__(self, path: str | None = None, enabled: bool = True):
         self.path, self.enabled = path, enabled
         self.config: dict = {}
+        self.config_files: list[str] = []
         self.epoch_times: list[float] = []
+        self.epoch_fractions: list[float] = []  # share of the epoch's batches actually trained
         self.record: dict = {}
         self._t0 = 0.0
 
@@ -99,6 +142,26 @@ class RunRecorder(Callback):
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.epoch_times.append(time.perf_counter() - self._t0)
+        total, done = trainer.num_training_batches, trainer.fit_loop.epoch_loop.batch_progress.current.ready
+        self.epoch_fractions.append(min(1.0, done / total) if total and total != float("inf") else 1.0)
+
+    def protocol(self, trainer: pl.Trainer) -> dict:
+        """What the run trained: complete epochs, the fraction of a last partial one, steps, and why it stopped."""
+        completed = sum(f >= 1.0 for f in self.epoch_fractions)
+        stops = [cb for cb in trainer.callbacks if isinstance(cb, EarlyStopping)]
+        max_time = (self.config.get("trainer") or {}).get("max_time")
+        if any(cb.stopped_epoch > 0 for cb in stops):
+            stopped_by = "early_stopping"
+        elif trainer.max_steps not in (None, -1) and trainer.global_step >= trainer.max_steps:
+            stopped_by = "max_steps"
+        elif trainer.max_epochs is not None and completed >= trainer.max_epochs:
+            stopped_by = "max_epochs"
+        else:
+            stopped_by = "max_time" if max_time else "interrupted"
+        return {"epochs_completed": completed, "epochs": round(sum(self.epoch_fractions), 3),
+                "steps": trainer.global_step, "max_epochs": trainer.max_epochs, "max_steps": trainer.max_steps,
+                "max_time": max_time, "limit_train_batches": trainer.limit_train_batches,
+                "early_stopping": bool(stops), "stopped_by": stopped_by}
 
     def _target(self, trainer: pl.Trainer) -> Path:
         if self.path:
@@ -114,12 +177,17 @@ class RunRecorder(Callback):
             "data": _short(data_cfg.get("class_path")) or (type(dm).__name__ if dm is not None else None),
             "encoder": encoder_name(init),
             "seed": self.config.get("seed_everything"),
+            "variant": self.config.get("variant"),
+            "config_files": self.config_files, "overlays": overlay_names(self.config_files),
+            "data_split": getattr(dm, "split_name", None),
+            "git": git_state(),
             "command": " ".join(["ner-zoo", *sys.argv[1:]]) if sys.argv and "pytest" not in sys.argv[0] else None,
             "config_hash": config_hash(self.config) if self.config else None,
             "config": self.config,
             "precision": str(trainer.precision),
             "devices": trainer.num_devices, "nodes": trainer.num_nodes,
             "hardware": hardware(), "versions": versions(),
+            "data_notes": dict(getattr(dm, "notes", None) or {}),  # e.g. long training sentences split
         }
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -129,7 +197,8 @@ class RunRecorder(Callback):
         self.record.update({"epochs": trainer.current_epoch, "best_val_f1": best,
                             "best_checkpoint": getattr(ckpt, "best_model_path", None) or None,
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
-                            "fit_seconds": round(sum(self.epoch_times), 2)})
+                            "fit_seconds": round(sum(self.epoch_times), 2),
+                            "protocol": self.protocol(trainer)})
         self._write(trainer)
 
     def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -137,6 +206,7 @@ class RunRecorder(Callback):
             self.record.update(self._base(trainer, pl_module))
         self.record["test"] = {k.removeprefix("test/"): float(v) for k, v in trainer.callback_metrics.items()
                                if k.startswith("test/")}
+        self.record["partial_test"] = partial_test(trainer)
         self._write(trainer)
 
     def _write(self, trainer: pl.Trainer) -> None:

@@ -10,7 +10,8 @@
   not stored; they are used only to tell whether a record continues the previous record's document.
 
 Records are numbered from 1; in a JSON-lines file the record number is the line number. Errors name
-``file#record``.
+``file#record``. Document ids are prefixed with the file name (``train.json:0``), so two files never share
+one: the ACE files give every sentence of every split ``doc_key`` 0.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def _genia(records, path, name, dedupe) -> list[Sentence]:
         for m in _get(rec, "entity_mentions", where):
             spans.append(_span(_get(m, "start", where), _get(m, "end", where), _get(m, "entity_type", where),
                                len(tokens), where))
-        doc_id = str(rec["doc_id"]) if rec.get("doc_id") is not None else f"{name}:{rec_no}"
+        doc_id = f"{name}:{rec['doc_id']}" if rec.get("doc_id") is not None else f"{name}:#{rec_no}"
         index = out[-1].index + 1 if out and out[-1].doc_id == doc_id else 0
         out.append(Sentence(tokens, dedupe(spans, where), {}, doc_id, index, where))
     return out
@@ -140,7 +141,7 @@ def _dygie(records, path, name, dedupe) -> list[Sentence]:
         sentences, ner = _get(rec, "sentences", where), _get(rec, "ner", where)
         if len(sentences) != len(ner):
             raise DataFormatError(f"{len(sentences)} sentences but {len(ner)} 'ner' lists", where)
-        doc_id = str(rec["doc_key"]) if rec.get("doc_key") is not None else f"{name}:{rec_no}"
+        doc_id = f"{name}:{rec['doc_key']}" if rec.get("doc_key") is not None else f"{name}:#{rec_no}"
         offset = 0
         for j, (toks, mentions) in enumerate(zip(sentences, ner)):
             swhere = f"{where}/{j}"

@@ -1,0 +1,82 @@
+"""Paired statistics for ``ner-zoo compare``: Student's t quantile, the paired-t confidence interval of a mean
+difference, and the reproduction verdict. Pure Python (no scipy).
+
+The two-sided t probability for integer degrees of freedom uses the closed forms of Abramowitz & Stegun
+26.7.3 (odd df) and 26.7.4 (even df); the quantile inverts it by bisection.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+
+def t_central_probability(t: float, df: int) -> float:
+    """``P(|T| <= t)`` for Student's t with ``df`` (>= 1, integer) degrees of freedom."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    theta = math.atan(abs(t) / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2:  # odd: (2/pi) (theta + sin cos (1 + 2/3 c^2 + 2*4/(3*5) c^4 + ... up to c^(df-3)))
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2 / math.pi * (theta + s * math.cos(theta) * total)
+    term, total = 1.0, 1.0  # even: sin (1 + 1/2 c^2 + 1*3/(2*4) c^4 + ... up to c^(df-2))
+    for k in range(1, df // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        total += term
+    return s * total
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile (``p`` in (0.5, 1)) of Student's t with ``df`` degrees of freedom."""
+    target = 2 * p - 1  # P(|T| <= q) for the upper quantile q
+    lo, hi = 0.0, 1.0
+    while t_central_probability(hi, df) < target:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_central_probability(mid, df) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+@dataclass(frozen=True)
+class PairedCI:
+    n: int
+    mean: float  # mean of the per-pair differences
+    std: float  # their sample standard deviation (0 for one pair)
+    low: float  # 95 % (or ``level``) confidence interval of the mean difference; nan for fewer than 2 pairs
+    high: float
+
+
+def paired_ci(model: Sequence[float], baseline: Sequence[float], level: float = 0.95) -> PairedCI:
+    """Paired-t confidence interval of ``mean(model - baseline)`` (``model[i]`` and ``baseline[i]`` share a seed)."""
+    if len(model) != len(baseline) or not model:
+        raise ValueError("paired_ci needs two equally long, non-empty sequences")
+    diffs = [m - b for m, b in zip(model, baseline)]
+    n, mean = len(diffs), statistics.fmean(diffs)
+    if n < 2:
+        return PairedCI(n, mean, 0.0, math.nan, math.nan)
+    std = statistics.stdev(diffs)
+    half = t_quantile((1 + level) / 2, n - 1) * std / math.sqrt(n)
+    return PairedCI(n, mean, std, mean - half, mean + half)
+
+
+def verdict(ci: PairedCI, paper_gain: float | None, min_seeds: int) -> str:
+    """*reproduced* (the CI excludes 0 on the paper's side), *contradicted* (excludes 0 on the other side) or
+    *inconclusive*; ``too few seeds`` is added below ``min_seeds`` pairs. Without a paper gain: the sign."""
+    if math.isnan(ci.low):
+        word = "inconclusive"
+    elif ci.low > 0 or ci.high < 0:
+        sign = 1 if ci.low > 0 else -1
+        if paper_gain is None or paper_gain == 0:
+            word = "gain" if sign > 0 else "loss"
+        else:
+            word = "reproduced" if sign * paper_gain > 0 else "contradicted"
+    else:
+        word = "inconclusive"
+    return word + (f" (too few seeds: {ci.n} < {min_seeds})" if ci.n < min_seeds else "")

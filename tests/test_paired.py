@@ -1,0 +1,123 @@
+"""Paired comparisons in ``ner-zoo compare``: t quantiles, the paired-t CI against a hand-computed example, the
+verdicts, and pairing of ordinary ``fit`` records wherever they lie (through the CLI in-process)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from ner_zoo.stats import paired_ci, t_quantile, verdict
+
+# a 5-seed example worked by hand: differences 1.0, 1.5, 0.5, 1.0, 1.5 points -> mean 1.1, sum of squared
+# deviations 0.70 -> std sqrt(0.70 / 4) = 0.41833, standard error 0.18708, t(0.975, 4) = 2.7764451,
+# half width 0.51942 -> CI [0.58058, 1.61942]
+MODEL = [0.90, 0.91, 0.92, 0.93, 0.94]
+BASE = [0.89, 0.895, 0.915, 0.92, 0.925]
+
+
+@pytest.mark.parametrize("df,expected", [(1, 12.7062047), (2, 4.3026527), (4, 2.7764451), (8, 2.3060041),
+                                         (29, 2.0452296), (100, 1.9839715)])
+def test_t_quantile_matches_tables(df, expected):
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-6)
+
+
+def test_paired_ci_hand_computed():
+    ci = paired_ci(MODEL, BASE)
+    assert ci.n == 5
+    assert 100 * ci.mean == pytest.approx(1.1)
+    assert 100 * ci.std == pytest.approx(math.sqrt(0.70 / 4))
+    assert (100 * ci.low, 100 * ci.high) == pytest.approx((0.58058, 1.61942), abs=1e-5)
+    assert math.isnan(paired_ci([0.9], [0.8]).low)
+
+
+def test_verdicts():
+    ci = paired_ci(MODEL, BASE)  # CI above 0
+    assert verdict(ci, +0.36, 5) == "reproduced"
+    assert verdict(ci, -0.5, 5) == "contradicted"
+    assert verdict(ci, +0.36, 9) == "reproduced (too few seeds: 5 < 9)"
+    assert verdict(paired_ci(BASE, MODEL), +0.36, 5) == "contradicted"
+    assert verdict(paired_ci([0.90, 0.92, 0.91], [0.91, 0.90, 0.91]), +0.36, 3) == "inconclusive"
+    assert verdict(ci, None, 5) == "gain"
+
+
+def _record(folder: Path, model: str, variant: str | None, seed: int, f1: float, epochs: int = 30,
+            data: str = "WNUT2017", partial: bool = False, lr: float = 0.01) -> None:
+    """A results.json as ``ner-zoo fit`` writes it in its default layout (one folder per run version)."""
+    config = {"seed_everything": seed, "variant": variant,
+              "trainer": {"max_epochs": 30, "max_time": "00:00:30:00", "logger": {"init_args": {"name": variant or "min"}}},
+              "data": {"class_path": f"ner_zoo.data.{data}", "init_args": {"batch_size": 10}},
+              "model": {"class_path": f"ner_zoo.models.{model}", "init_args": {"lr": lr, "use_type": variant is None}}}
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({
+        "model": model, "data": data, "seed": seed, "variant": variant, "config": config, "overlays": [],
+        "data_split": "standard", "protocol": {"epochs": float(epochs), "stopped_by": "max_epochs" if epochs == 30 else "max_time"},
+        "epochs": epochs, "partial_test": partial, "test": {"f1": f1}}))
+
+
+def test_compare_pairs_fit_runs_across_folders(tmp_path):
+    from ner_zoo.cli.main import main
+
+    runs = tmp_path / "runs"
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):  # model and baseline in different trees
+        _record(runs / "min" / "wnut2017" / "min" / f"version_{i}", "MIN", None, i, m)
+        _record(tmp_path / "later" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+    _record(runs / "x" / "version_9", "MIN", None, 6, 0.99)  # no baseline seed 6: left out, said so
+    _record(runs / "y" / "version_7", "MIN", "ner_only", 7, 0.5, epochs=29)
+    _record(runs / "y" / "version_8", "MIN", None, 7, 0.9)  # seed 7: 30 vs 29 epochs (time limit), not paired
+    _record(runs / "z" / "version_1", "MIN", None, 1, 0.1, lr=0.1)  # another recipe: its own group
+    _record(runs / "p" / "version_1", "MIN", "ner_only", 1, 0.0, partial=True)  # partial test: never a row
+    out = tmp_path / "results.md"
+    assert main(["compare", str(runs), str(tmp_path / "later"), "--output", str(out)]) == 0
+    text = out.read_text()
+    paired = text.split("## Paired comparisons")[1].split("\n## ")[0]
+    rows = [line for line in paired.splitlines() if line.startswith("| WNUT2017")]
+    assert len(rows) == 1, rows
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[2:7] == ["MIN", "MIN (ner_only)", "", "equal epochs = 30", "5"]
+    assert cells[9:13] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "+4.82", "reproduced"]
+    assert "seed 6: only model" in cells[13] and "seed 7: epochs 30.0 vs 29.0" in cells[13]
+    main_table = text.split("## Paired comparisons")[0]
+    assert "| MIN (ner_only) | WNUT2017 |" in main_table and " 0.00 " not in main_table
+    partial = text.split("## Partial test evaluations")[1]
+    assert str(runs / "p" / "version_1" / "results.json") in partial
+
+
+def test_old_records_without_structured_fields_still_pair(tmp_path):
+    from ner_zoo.compare import is_partial
+    from ner_zoo.paired import paired_rows
+
+    def old(variant, seed, f1, cmd_extra=""):
+        return {"model": "PSA", "data": "CoNLL2000", "seed": seed, "epochs": 12, "test": {"f1": f1},
+                "command": "ner-zoo fit --config configs/psa/conll2000.yaml" + cmd_extra
+                           + " --config configs/experiments/short_budget_tagger.yaml",
+                "config": {"variant": variant, "trainer": {"max_epochs": 12}, "data": {"init_args": {}}}}
+
+    records = [old(None, s, 0.94) for s in (1, 2)] + [old("no_fusion", s, 0.93) for s in (1, 2)]
+    (row,) = paired_rows(records)
+    assert (row["overlay"], row["protocol"], row["n"], row["paper gain"]) == (
+        "short_budget_tagger", "equal epochs = 12", 2, "+0.17")
+    assert row["verdict"] == "reproduced (too few seeds: 2 < 9)"
+    limited = old(None, 3, 0.5)
+    limited["config"]["trainer"]["limit_test_batches"] = 5
+    assert is_partial(limited) and not is_partial(records[0])
+
+
+def test_paper_number_marked_when_the_split_differs():
+    from ner_zoo.compare import table_rows
+
+    old = {"model": "LocateAndLabel", "data": "GENIA", "seed": 1, "config": {"a": 1}, "test": {"f1": 0.7}}
+    new = {**old, "config": {"a": 2}, "data_split": "finkel_manning"}
+    rows = {r["config"]: r["paper"] for r in table_rows([old, new]) if r["seeds"]}
+    assert sorted(rows.values()) == ["80.54", "80.54 (paper's split: finkel_manning, ours: yan2022)"]
+
+
+def test_readme_paired_rows_come_from_results():
+    """The README's paired-comparison rows are copied from the generated docs/results.md, never edited."""
+    root = Path(__file__).resolve().parents[1]
+    results = (root / "docs" / "results.md").read_text()
+    section = (root / "README.md").read_text().split("**Paired comparisons**")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) >= 2 and all(row in results for row in rows)
