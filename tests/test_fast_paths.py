@@ -156,3 +156,41 @@ def test_train_loss_is_logged_only_at_the_steps_loggers_write(tmp_path, monkeypa
                 subcommand="fit")
     assert [s for n, s in logged if n == "train/loss"] == [3, 5]  # step 4 (every 4) and the last batch
     assert torch.isfinite(cli.trainer.callback_metrics["train/loss"])
+
+
+def test_batch_pin_memory_pins_every_tensor_of_subclasses_too(monkeypatch):
+    from ner_zoo.training.span_model import SpanBatch
+
+    pinned = []
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda t: pinned.append(t.shape) or t.clone())
+    b = SpanBatch([], torch.zeros(2), torch.zeros(2, 3), torch.zeros(2, 3, 4), torch.ones(2, 3, dtype=torch.bool),
+                  None, {"pos": torch.zeros(2, 3)}, gold_spans=torch.zeros(2, 1, 3), gold_mask=torch.ones(2, 1))
+    out = b.pin_memory()
+    assert isinstance(out, SpanBatch) and out.tags is None and len(pinned) == 7
+    assert out.gold_spans.shape == (2, 1, 3) and set(out.features) == {"pos"}
+
+
+def test_half_precision_lstm_sets_the_flag_and_cpu_stays_fp32():
+    from ner_zoo.training import HalfPrecisionLSTM
+
+    model = nn.Module()
+    model.encoder, model.chars = BiLSTMEncoder(4, 3), CharBiLSTM(10, 4, 3)
+    HalfPrecisionLSTM().setup(None, model, "fit")
+    assert model.encoder.half_on_cuda and model.chars.half_on_cuda
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model.encoder(torch.randn(2, 3, 4), torch.ones(2, 3, dtype=torch.bool))
+        chars = model.chars(torch.tensor([[[1, 2], [3, 0]]]))
+    assert out.dtype == torch.float32 and chars.dtype == torch.float32
+
+
+def test_compile_modules_compiles_named_submodules_in_place(monkeypatch):
+    from ner_zoo.training import CompileModules
+
+    compiled = []
+    monkeypatch.setattr(nn.Module, "compile", lambda self, **kw: compiled.append((type(self).__name__, kw)))
+    model = nn.Module()
+    model.encoder = BiLSTMEncoder(4, 3)
+    CompileModules(["encoder", "encoder.lstm"]).setup(None, model, "fit")
+    assert compiled == [("BiLSTMEncoder", {"dynamic": True, "mode": None}), ("LSTM", {"dynamic": True, "mode": None})]
+    with pytest.raises(AttributeError):
+        CompileModules(["decoder"]).setup(None, model, "fit")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterator, Sequence
 
 import torch
@@ -42,6 +42,13 @@ class Batch:
     @property
     def lengths(self) -> torch.Tensor:
         return self.mask.sum(1)
+
+    def pin_memory(self) -> "Batch":
+        """The batch with its tensors in page-locked memory (DataLoader ``pin_memory=True``)."""
+        changes = {f.name: getattr(self, f.name) for f in fields(self)}  # subclasses' tensors too
+        changes = {k: v.pin_memory() if isinstance(v, torch.Tensor)
+                   else {n: t.pin_memory() for n, t in v.items()} if k == "features" else v for k, v in changes.items()}
+        return replace(self, **changes)
 
     def to(self, device: torch.device | str, non_blocking: bool = False, **_: object) -> "Batch":
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -67,6 +69,7 @@ class BiLSTMEncoder(nn.Module):
         self.lstm = nn.LSTM(input_dim, hidden, num_layers=num_layers, batch_first=True, bidirectional=True,
                             dropout=dropout if num_layers > 1 else 0.0)
         self.output_dim = 2 * hidden
+        self.half_on_cuda = False  # set by ner_zoo.training.HalfPrecisionLSTM: cuDNN LSTM in the autocast type
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Encode ``x [B, L, input_dim]``.
@@ -77,11 +80,13 @@ class BiLSTMEncoder(nn.Module):
                 means no padding.
 
         Returns:
-            ``[B, L, 2 * hidden]`` fp32, zero at padded positions.
+            ``[B, L, 2 * hidden]`` fp32 (the autocast type with ``half_on_cuda`` on CUDA), zero at padded
+            positions.
         """
         B = x.shape[0]
-        with autocast_off(x):  # nn.LSTM has no bf16 CPU kernel on many machines
-            x = to_fp32(x)
+        half = self.half_on_cuda and x.is_cuda and torch.is_autocast_enabled("cuda")
+        with nullcontext() if half else autocast_off(x):  # nn.LSTM has no bf16 CPU kernel on many machines
+            x = x if half else to_fp32(x)
             if mask is None:
                 return self.lstm(x)[0]
             lengths = mask.sum(1)
