@@ -113,8 +113,9 @@ def worker(args: argparse.Namespace) -> None:
             self.steps, self.end = self.steps + 1, time.perf_counter()
 
         def on_train_epoch_end(self, trainer, pl_module):  # after that epoch's validation
-            if self.dev_f1 is None:
-                self.dev_f1 = float(trainer.callback_metrics["val/f1"]) * 100
+            f1 = trainer.callback_metrics.get("val/f1")  # absent with --trainer.limit_val_batches 0
+            if self.dev_f1 is None and f1 is not None:
+                self.dev_f1 = float(f1) * 100
 
     timer = StepTimer()
 
@@ -125,7 +126,7 @@ def worker(args: argparse.Namespace) -> None:
     root = Path(args.work) / f"zoo-{time.time_ns()}"
     cli_in_process(["fit", "--config", args.config, "--trainer.max_epochs", "1", "--test_after_fit", "false",
                     "--data.init_args.data_dir", args.data_dir, "--trainer.default_root_dir", str(root),
-                    "--trainer.logger", "false", "--trainer.enable_progress_bar", "false",
+                    "--trainer.logger", "false",  # the progress bar stays, as in a user's run
                     "--record.path", str(root / "results.json"), *args.zoo_args], cli_class=TimedCLI)
     train_s = timer.end - timer.start
     print(MARK + json.dumps({"steps": timer.steps, "train_s": round(train_s, 2),
@@ -171,7 +172,7 @@ def main() -> None:
     med = {n: statistics.median(res["steps_per_s"] for m, _, res in rows if m == n) for n in ("zoo", "reference")}
     f1 = {n: statistics.median(res["dev_f1"] for m, _, res in rows if m == n) for n in ("zoo", "reference")}
     print(f"\nmedian steps/s: zoo {med['zoo']:.2f}, reference {med['reference']:.2f}; "
-          f"median dev F1: zoo {f1['zoo']:.2f}, reference {f1['reference']:.2f}")
+          f"median dev F1: zoo {f1['zoo']:.2f}, reference {f1['reference']:.2f} (difference {f1['zoo'] - f1['reference']:+.2f})")
     print(f"train_ratio={med['zoo'] / med['reference']:.2f}")
 
 
