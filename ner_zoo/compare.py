@@ -15,11 +15,14 @@ import io
 import json
 import re
 import statistics
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import yaml
+
+from ner_zoo.errors import DataFormatError
 
 PAPERS = Path(__file__).parent / "resources" / "paper_results.yaml"
 PREAMBLE = """# Results
@@ -36,12 +39,23 @@ includes the contention of the other runs sharing the machine. Rows marked "not 
 
 
 def load_records(paths: Iterable[str | Path]) -> list[dict]:
+    """The tested run records under ``paths``; a path that does not exist is an error, and a record that cannot be
+    read (corrupt, partial, not a run record) is skipped with a warning naming its file."""
     records = []
     for p in map(Path, paths):
+        if not p.exists():
+            raise DataFormatError("no such file or folder", p)
         files = [p] if p.is_file() else sorted(p.rglob("results.json"))
         for f in files:
-            rec = json.loads(f.read_text())
-            if rec.get("test"):
+            try:
+                rec = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+                warnings.warn(f"{f}: skipped, not a readable run record ({e})", stacklevel=2)
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("model"), str):
+                warnings.warn(f"{f}: skipped, not a run record (no 'model')", stacklevel=2)
+                continue
+            if isinstance(rec.get("test"), dict) and rec["test"]:
                 rec["_path"] = str(f)
                 records.append(rec)
     return records
@@ -293,7 +307,7 @@ def session_notes(paths: Sequence[str | Path]) -> str:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="ner-zoo compare", description=__doc__)
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo compare", description=__doc__)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
     p.add_argument("--output", type=Path)

