@@ -86,6 +86,9 @@ class NERDataModule(pl.LightningDataModule):
         dev_fraction: share of train carved out as dev when the corpus has no dev split.
         split_seed: seed of that carve (the split is reproducible from it).
         features: extra columns to feed models as categorical ids (e.g. ``["pos"]``).
+        predicted_columns: ``{column: checkpoint}``: add a column predicted by a zoo model to every split,
+            e.g. ``{pos: runs/wsj_pos/best.ckpt}`` gives ACE or GENIA the POS tags Locate-and-Label reads
+            (a span model's spans become IOB2 tags); listed in ``results.json`` (``data_notes``).
         max_sentences: keep only the first N sentences of each split (smoke tests; never for results).
         max_train_length: training sentences longer than this many tokens are split at a position outside
             every gold span (or skipped, see ``long_sentences``); stated in a warning and in the run record
@@ -107,7 +110,8 @@ class NERDataModule(pl.LightningDataModule):
                  min_freq: int = 1, embeddings: str | None = None, bucket: bool = False, num_workers: int = 0,
                  dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
                  max_sentences: int | None = None, max_train_length: int | None = None,
-                 long_sentences: LongSentences = "split", pin_memory: bool = False):
+                 long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None,
+                 pin_memory: bool = False):
         super().__init__()
         self.pin_memory = pin_memory
         self.data_dir = data_dir
@@ -119,6 +123,7 @@ class NERDataModule(pl.LightningDataModule):
         self.feature_names = list(features or [])
         self.max_sentences = max_sentences
         self.max_train_length, self.long_sentences = max_train_length, long_sentences
+        self.predicted_columns = dict(predicted_columns or {})
         #: what the data module changed in the data (e.g. long sentences split), copied into ``results.json``
         self.notes: dict = {}
         self._train_limited: list[Sentence] | None = None
@@ -164,6 +169,11 @@ class NERDataModule(pl.LightningDataModule):
         sents = self.read_named_split(split, path)
         if self.max_sentences is not None:
             sents = sents[: self.max_sentences]
+        if self.predicted_columns:
+            from ner_zoo.data.predicted import add_predicted_columns
+
+            add_predicted_columns(sents, self.predicted_columns, path)
+            self.notes["predicted_columns"] = dict(self.predicted_columns)
         flat = self.task in ("ner", "chunk")
         for s in sents:
             s.validate(flat=flat)
@@ -196,6 +206,12 @@ class NERDataModule(pl.LightningDataModule):
             tags, scheme = None, None
         else:
             tags, scheme = Vocab.labels(tag_names(self.labels, self.tag_scheme), name="tag"), self.tag_scheme
+        for f in self.feature_names:
+            missing = next((s for s in train if f not in s.columns), None)
+            if missing is not None:
+                raise DataFormatError(f"feature column {f!r} is missing (columns here: {sorted(missing.columns)})",
+                                      missing.source, hint="read it from the files (columns) or add it with "
+                                                           "predicted_columns")
         features = {f: Vocab([t for s in train for t in s.columns[f]], name=f) for f in self.feature_names}
         return Vocabularies(self.task, scheme, self.labels, tags, words, chars, features, self.tag_column)
 

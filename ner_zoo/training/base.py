@@ -76,6 +76,11 @@ class NERModule(pl.LightningModule):
         """Per sentence: a list of :class:`~ner_zoo.data.schema.Span` (or tag strings for POS)."""
         raise NotImplementedError
 
+    @property
+    def features_used(self) -> list[str]:
+        """The data's extra columns (``data.features``) this model reads; ``results.json`` records them."""
+        return []
+
     # metrics ---------------------------------------------------------------------------------------------
     @property
     def is_pos(self) -> bool:

@@ -191,6 +191,7 @@ class RunRecorder(Callback):
             "devices": trainer.num_devices, "nodes": trainer.num_nodes,
             "hardware": hardware(), "versions": versions(),
             "data_notes": dict(getattr(dm, "notes", None) or {}),  # e.g. long training sentences split
+            "features_used": list(getattr(pl_module, "features_used", [])),  # data columns the model read
         }
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
