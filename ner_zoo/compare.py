@@ -15,6 +15,7 @@ import io
 import json
 import re
 import statistics
+import sys
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -313,6 +314,8 @@ def compare_main(argv: Sequence[str]) -> int:
     p.add_argument("--output", type=Path)
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
     p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
+    p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
+                   "(offline without an API key; see docs/wandb.md)")
     a = p.parse_args(argv)
     from ner_zoo.paired import paired_markdown, paired_rows
 
@@ -321,7 +324,14 @@ def compare_main(argv: Sequence[str]) -> int:
     if a.only_runs:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
-    paired = paired_markdown(paired_rows(records, a.min_seeds))
+    paired_table = paired_rows(records, a.min_seeds)
+    paired = paired_markdown(paired_table)
+    if a.wandb:
+        from ner_zoo.wandb_tables import push_tables
+
+        run_id = push_tables(a.wandb, {"results": rows, "paired": paired_table, "gains": gain_rows(records),
+                                       "f1_by_length": length_rows(records)}, ["ner-zoo compare", *argv])
+        print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length", file=sys.stderr)
     if a.output and a.format == "markdown":
         extra = [t for t in (paired, gain_markdown(gain_rows(records)), length_markdown(length_rows(records)),
                              partial_markdown(records)) if t]

@@ -313,6 +313,50 @@ def test_dropout_only_on_embeddings_and_each_head_input(tmp_path, tiny_bert_dir)
     assert not torch.equal(train[..., :-d], evaluated[..., :-d])  # embeddings dropped
 
 
+def _record(root: Path) -> dict:
+    (path,) = list(root.rglob("results.json"))
+    return json.loads(path.read_text())
+
+
+def test_missing_pos_feature_warns_once_and_is_recorded(tmp_path):
+    """Review M1: every config asks for POS, no corpus has it; say so instead of silently dropping it."""
+    with pytest.warns(UserWarning, match="pos_feature='pos' is configured but the data has no such") as caught:
+        build(TINY, NESTED_DATA, tmp_path, subcommand="fit",
+              trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1})
+    assert sum("pos_feature" in str(w.message) for w in caught) == 1  # once, though setup runs per stage
+    assert _record(tmp_path)["features_used"] == []
+
+
+def test_missing_feature_column_is_one_line_naming_the_record():
+    from ner_zoo.data import JsonDataModule
+    from ner_zoo.errors import DataFormatError
+
+    dm = JsonDataModule(**{**NESTED_DATA["init_args"], "features": ["pos"]})
+    with pytest.raises(DataFormatError, match=r"train\.jsonlines#1: feature column 'pos' is missing"):
+        dm.vocabularies
+
+
+def test_pos_column_predicted_by_a_zoo_checkpoint(tmp_path):
+    """``predicted_columns`` adds a column from any zoo checkpoint (here a tiny NER tagger's IOB2 tags),
+    so Locate-and-Label's x^pos can be supplied offline."""
+    tagger = {"class_path": "ner_zoo.models.BiLSTMCRF",
+              "init_args": {"word_dim": 8, "hidden": 8, "char_encoder": None,
+                            "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+    from battery import SAMPLE_DATA
+
+    fitted = build(tagger, SAMPLE_DATA, tmp_path / "tagger", subcommand="fit", trainer={"max_epochs": 1})
+    ckpt = fitted.trainer.checkpoint_callback.best_model_path
+    data = {**NESTED_DATA, "init_args": {**NESTED_DATA["init_args"], "features": ["pos"],
+                                         "predicted_columns": {"pos": ckpt}}}
+    cli = build(TINY, data, tmp_path / "lnl", subcommand="fit",
+                trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1})
+    sents = cli.datamodule.sentences("test")
+    assert all(len(s.columns["pos"]) == len(s) for s in sents)
+    assert cli.model.pos is not None and cli.model.features_used == ["pos"]
+    record = _record(tmp_path / "lnl")
+    assert record["features_used"] == ["pos"] and record["data_notes"]["predicted_columns"] == {"pos": ckpt}
+
+
 def test_proposals_per_gold_logged(tmp_path):
     cli = build(TINY, NESTED_DATA, tmp_path, trainer={"max_epochs": 1}, subcommand="validate")
     model, metrics = cli.model, cli.trainer.callback_metrics

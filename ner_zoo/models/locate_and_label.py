@@ -8,6 +8,8 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
 
 * §2.1 encoder ``h = BiLSTM([glove; char BiLSTM; POS; transformer(sentence with one neighbour each
   side)])``: :meth:`LocateAndLabel.token_states` (pieces shared with the exhaustive span classifier).
+  POS only when the data has the column (none of the shipped corpora does: warned at setup; a data
+  module's ``predicted_columns`` can add tags from a zoo POS tagger); ``results.json`` lists ``features_used``.
   Dropout as the code (§3.3 "a dropout before the filter, regressor and entity classifier"): ``embed_dropout``
   on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
   ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
@@ -43,7 +45,7 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info
+from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
 from torch import Tensor, nn
 from torchmetrics import Metric
 
@@ -135,7 +137,9 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
         freeze_embeddings: keep word vectors fixed (the code freezes GloVe).
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM``), or null.
-        pos_feature: name of a POS column in ``vocabs.features``; embedded when present (skipped otherwise).
+        pos_feature: name of a POS column in ``vocabs.features``; embedded when present, otherwise skipped
+            with a warning (add ``features: [pos]`` to the data, and a ``pos`` column: read from the files or
+            ``predicted_columns`` of the data module).
         pos_dim: POS embedding size (code 25, paper 50).
         features: optional word-level transformer (``ner_zoo.modules.transformer.TransformerEncoder``); with
             ``context: 1`` it sees one neighbouring sentence of the document on each side.
@@ -226,8 +230,17 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         self.proposal_metrics = nn.ModuleDict({stage: ProposalsPerGold() for stage in ("val", "test")})
 
     # setup -------------------------------------------------------------------------------------------------
+    @property
+    def features_used(self) -> list[str]:
+        return [self.pos_feature] if self.pos_feature else []
+
     def setup(self, stage: str) -> None:
         self.index_context(stage)
+        if self.hparams.pos_feature and not self.pos_feature and not getattr(self, "_warned_pos", False):
+            self._warned_pos = True
+            rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
+                           f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
+                           "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
         if stage != "fit" or getattr(self, "_fit_prepared", False):
             return
         self._fit_prepared = True
