@@ -28,7 +28,7 @@ def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
 
 
 def _loss(model, tokens: list[str]) -> torch.Tensor:
-    collate = getattr(model, "collate", None) or model.vocabs.collator()
+    collate = model.collate
     with torch.no_grad():
         return model.compute_loss(collate([(0, Sentence(tokens))]))
 

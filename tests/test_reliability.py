@@ -217,7 +217,7 @@ def test_1000_token_sentence_every_model(tmp_path, name):
     gold = [s for s in cli.datamodule.sentences("train")]
     tokens = (words * (1000 // len(words) + 1))[:1000]
     long = Sentence(tokens, source="long:1")
-    batch = (getattr(model, "collate", None) or model.vocabs.collator())([(0, long), (1, gold[0])])
+    batch = model.collate([(0, long), (1, gold[0])])
     ids = model.decode_ids(batch)
     assert [len(r) for r in ids] == [1000, len(gold[0])]  # a tag for every token
     assert predict(model, [long], accelerator="cpu") == [model.decode(batch)[0]]
@@ -240,7 +240,7 @@ def test_bf16_one_token_sentences_every_model(tmp_path, name):
     model = cli.model.eval()  # eval: HCR's memory is then queried, not written with non-train sentences
     model.trainer = None  # outside a loop (MIN logs its sub-losses)
     sents = [Sentence(["Peter"], [Span(0, 1, "PER")]), Sentence(["x"]), cli.datamodule.sentences("train")[0]]
-    collate = getattr(model, "collate", None) or model.vocabs.collator()
+    collate = model.collate
     _finite_under_bf16(model, collate(list(enumerate(sents))))
     _finite_under_bf16(model, collate(list(enumerate(sents[:1]))))  # a batch of one 1-token sentence
 

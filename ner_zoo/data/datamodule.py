@@ -128,6 +128,8 @@ class NERDataModule(pl.LightningDataModule):
         self.notes: dict = {}
         self._train_limited: list[Sentence] | None = None
         self._splits: dict[str, list[Sentence]] = {}
+        #: the model's collator, handed over by its ``setup`` (``None``: the vocabularies' collator)
+        self.model_collate: Callable | None = None
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -261,10 +263,9 @@ class NERDataModule(pl.LightningDataModule):
                       generator=torch.Generator().manual_seed(self.split_seed))
 
     def collate_fn(self) -> Callable:
-        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
-        if model is not None and hasattr(model, "collate"):
-            return model.collate
-        return self.vocabularies.collator()
+        """The model's collator (its ``setup`` hands it over as :attr:`model_collate`), else the
+        vocabularies' collator."""
+        return self.model_collate or self.vocabularies.collator()
 
     def train_sentences(self) -> list[Sentence]:
         """The training split after ``max_train_length`` (computed once)."""

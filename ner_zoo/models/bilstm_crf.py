@@ -12,7 +12,7 @@ emissions ``P = W h + b``, CRF score ``s(x, y) = sum_t A[y_{t-1}, y_t] + P[t, y_
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -20,6 +20,7 @@ from torch import nn
 from lightning.pytorch.utilities import rank_zero_info
 
 from ner_zoo.data.batching import Batch
+from ner_zoo.data.schema import Sentence
 from ner_zoo.data.vocab import Vocab
 from ner_zoo.data.vectors import read_vectors
 from ner_zoo.modules.embeddings import WordEmbedding, pretrained_matrix
@@ -72,13 +73,12 @@ class WordCharEmbedder(nn.Module):
 
 class PretrainedWordsOnFit:
     """Mixin for taggers with ``self.embedder`` (a :class:`WordCharEmbedder`) and ``self.embeddings_source``:
-    the pretrained vectors are read once, when fitting starts (not when a checkpoint is loaded)."""
+    the pretrained vectors are read in :meth:`prepare`, when fitting starts (not when a checkpoint is loaded)."""
 
-    def setup(self, stage: str) -> None:
-        # a checkpoint restores trained weights over the pretrained ones
-        if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)
+        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
             rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
-            self._glove_loaded = True
 
 
 class BiLSTMCRF(PretrainedWordsOnFit, SequenceTagger):

@@ -182,7 +182,6 @@ class DSpERT(TransformerSpanModel):
 
     # NERModule ------------------------------------------------------------------------------------------------
     def compute_loss(self, batch: SpanBatch) -> Tensor:
-        batch = self.span_batch(batch)
         self.check_gold(batch)
         enc, grid, logits = self.span_logits(batch)
         gold = word_to_subword_spans(batch.gold_spans, enc.word_start, enc.word_end)

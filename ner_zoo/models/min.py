@@ -9,7 +9,8 @@ Map from the paper to the code:
 * Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): :meth:`MIN.inputs`.
 * Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MIN.states`.
 * Eqs. 8-10, sentinel, decoder, biaffine pointer ``p(w_i|w_j)`` and ``H^Seg``:
-  :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets` (Sec. 3.2) and :func:`min_targets`.
+  :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets`
+  (built by :class:`MINCollator`, with the other targets of :func:`min_targets`).
 * Sec. 3.4, label attention ``h^{X-E} = [h^X; sum_y softmax_y(h^X . E_y) E_y]``: :class:`LabelAttention`;
   Eq. 11, ``H̄^Bdy = [h^{B-E}; sum_j alpha_ij h^{T-E}_j]`` (and symmetrically ``H̄^Type``):
   :class:`CrossBiaffineAttention`.
@@ -292,15 +293,9 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
             self.projection = nn.Sequential(nn.Linear(fused, fusion_hidden), nn.Tanh(),
                                             nn.Linear(fusion_hidden, self.num_tags))
 
-    def collate(self, items) -> Batch:
-        """Default collation plus the sub-task targets (the data module uses this when present)."""
-        return self._collator()(items)
-
-    def _collator(self) -> MINCollator:
-        if getattr(self, "_min_collator", None) is None:
-            self._min_collator = MINCollator(self.vocabs.collator(), self.type_names, self.type_scheme,
-                                             self.pointer_window)
-        return self._min_collator
+    def make_collator(self) -> MINCollator:
+        """Default collation plus the sub-task targets in ``batch.features``."""
+        return MINCollator(self.vocabs.collator(), self.type_names, self.type_scheme, self.pointer_window)
 
     # forward --------------------------------------------------------------------------------------------
     def inputs(self, batch: Batch) -> Tensor:
@@ -339,14 +334,6 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
         return self.states(batch)["emissions"]
 
     # training -------------------------------------------------------------------------------------------
-    def targets(self, batch: Batch) -> dict[str, Tensor]:
-        """Sub-task targets: from the collator, or computed here for batches built by another collator."""
-        if all(k in batch.features for k in TARGET_KEYS):
-            return batch.features
-        made = min_targets(batch.sentences, batch.mask.shape[1], self._collator().type_index, self.type_scheme,
-                           self.pointer_window)
-        return {k: v.to(batch.mask.device) for k, v in made.items()}
-
     def _tag_loss(self, crf: LinearChainCRF | None, scores: Tensor, tags: Tensor, mask: Tensor) -> Tensor:
         if crf is not None:
             return crf.nll(scores, tags.clamp_min(0), mask, reduction="mean")
@@ -356,7 +343,7 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
         out, mask = self.states(batch), batch.mask
         losses = {"ner": self._tag_loss(self.crf, out["emissions"], batch.tags, mask)}
         if self.use_boundary or self.use_type:
-            gold = self.targets(batch)
+            gold = batch.features  # the targets of MINCollator
         if self.use_type:
             losses["type"] = self.weights["type"] * self.type_crf.nll(
                 out["type_emissions"], gold["min_type"].clamp_min(0), mask, reduction="mean")

@@ -23,13 +23,14 @@ crossing (nested task), see :class:`~ner_zoo.training.span_model.SpanModel`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import torch
 from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.data.schema import Sentence
 from ner_zoo.data.vectors import read_vectors
 from ner_zoo.modules.embeddings import WordEmbedding
 from ner_zoo.modules.rnn import BiLSTMEncoder
@@ -97,12 +98,9 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
                                         nn.Linear(ffn_dim, self.num_classes))
         self.loss = loss if loss is not None else CrossEntropySpanLoss()
 
-    def setup(self, stage: str) -> None:
-        self.index_context(stage)
-        if stage != "fit" or getattr(self, "_fit_prepared", False):
-            return
-        self._fit_prepared = True
-        # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)  # document context
+        # pretrained vectors are read for training; a checkpoint restores trained weights over them
         if self.embeddings_source is not None:
             words = self.vocabs.words
             pretrained = WordEmbedding.from_pretrained(words.itos, *read_vectors(self.embeddings_source),
@@ -110,13 +108,11 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
             with torch.no_grad():
                 self.embedder.words.embedding.weight.copy_(pretrained.embedding.weight)
             rank_zero_info(f"word vectors from {self.embeddings_source}: {pretrained.stats}")
-        datamodule = getattr(self.trainer, "datamodule", None)
-        if datamodule is not None and hasattr(datamodule, "sentences"):
-            gold = [len(sp) for s in datamodule.sentences("train") for sp in s.spans]
-            long = sum(n > self.max_width for n in gold)
-            if long:
-                rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
-                               f"than max_width={self.max_width} and cannot be predicted")
+        gold = [len(sp) for s in train for sp in s.spans]
+        long = sum(n > self.max_width for n in gold)
+        if long:
+            rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
+                           f"than max_width={self.max_width} and cannot be predicted")
 
     @property
     def context_encoder(self):
