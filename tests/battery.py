@@ -47,6 +47,7 @@ class ModelBattery:
     data: dict = SAMPLE_DATA
     overfit_steps: int = 40  # Adam steps on one 4-sentence batch
     overfit_lr: float = 0.03
+    overfit_f1: bool = True  # False: only the loss must drop (say why where it is set)
 
     def _cli(self, tmp_path, **kw):
         return build(copy.deepcopy(self.model), copy.deepcopy(self.data), tmp_path, **kw)
@@ -101,7 +102,8 @@ class ModelBattery:
             assert model.compute_loss(batch).item() < before
             preds = model.decode(batch)
         gold = model.gold(batch)
-        assert preds == gold if model.is_pos else [sorted(p) for p in preds] == [sorted(g) for g in gold]
+        if self.overfit_f1:
+            assert preds == gold if model.is_pos else [sorted(p) for p in preds] == [sorted(g) for g in gold]
 
     def test_fit_lowers_loss_save_load_predict(self, tmp_path):
         cli = self._cli(tmp_path, trainer={"max_epochs": 3})

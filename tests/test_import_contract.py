@@ -29,12 +29,6 @@ PENDING = {
     "ner_zoo/wandb_tables.py imports ner_zoo.cli.lightning_cli", "ner_zoo/paired.py imports ner_zoo.compare",
     "ner_zoo/data/predicted.py imports ner_zoo.cli.predict",
     "ner_zoo/paired.py imports ner_zoo.stats", "ner_zoo/paired.py imports ner_zoo.training.records",
-    "ner_zoo/models/biaffine_ner.py imports ner_zoo.models.dspert",
-    "ner_zoo/models/hcr.py imports ner_zoo.models.bilstm_crf",
-    "ner_zoo/models/locate_and_label.py imports ner_zoo.models.bilstm_crf",
-    "ner_zoo/models/min.py imports ner_zoo.models.bilstm_crf",
-    "ner_zoo/models/psa.py imports ner_zoo.models.bilstm_crf",
-    "ner_zoo/models/span_classifier.py imports ner_zoo.models.bilstm_crf",
 }
 
 

@@ -52,16 +52,17 @@ from typing import Any, Literal, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import NerZooError
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.words import load_word_vectors
 
 
 class LabelAttentionPooling(nn.Module):
@@ -206,7 +207,7 @@ class HCR(SequenceTagger):
             raise NerZooError("HCR builds its label embeddings and memory index from the training split: fit with "
                               "a data module (or call model.prepare(train_sentences, {}) before fitting)")
         if self.embeddings_source is not None:
-            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
             if self.sentence_embedder is not None:
                 self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
         if self.label_attention is not None:

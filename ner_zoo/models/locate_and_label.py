@@ -45,13 +45,13 @@ from __future__ import annotations
 from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
                                            soft_nms_batch)
@@ -59,6 +59,7 @@ from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.training.words import load_word_vectors
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
 
@@ -241,7 +242,7 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                            f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
                            "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
         if self.embeddings_source is not None:  # read for training; checkpoints restore trained weights
-            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     @property
     def context_encoder(self):

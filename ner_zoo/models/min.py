@@ -35,7 +35,7 @@ Choices the paper leaves open (notes: ``docs/papers.md``, MIN):
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -45,12 +45,13 @@ from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, split_tag, tag_names
 from ner_zoo.errors import DataFormatError
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, PretrainedWordsOnFit, WordCharEmbedder
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.words import load_word_vectors
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
@@ -206,7 +207,7 @@ class Gate(nn.Module):
 
 
 # the model -------------------------------------------------------------------------------------------------
-class MIN(PretrainedWordsOnFit, SequenceTagger):
+class MIN(SequenceTagger):
     """NER module (BiLSTM-CRF) fed through gates by a boundary module and a type module that interact.
 
     Args:
@@ -292,6 +293,11 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
         else:
             self.projection = nn.Sequential(nn.Linear(fused, fusion_hidden), nn.Tanh(),
                                             nn.Linear(fusion_hidden, self.num_tags))
+
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)
+        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     def make_collator(self) -> MINCollator:
         """Default collation plus the sub-task targets in ``batch.features``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -228,3 +228,32 @@ class CasingEmbedding(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """``[B, L]`` casing ids -> ``[B, L, dim]``."""
         return self.dropout(self.embedding(ids))
+
+
+CharEncoderFactory = Callable[[int], nn.Module]  # num_chars -> module mapping char ids [B, L, C] to [B, L, D]
+
+
+class WordCharEmbedder(nn.Module):
+    """Word embedding concatenated with a character encoder's output (pretrained vectors go into ``.words``
+    through :func:`ner_zoo.training.words.load_word_vectors`).
+
+    Args:
+        num_words, num_chars: vocabulary sizes.
+        word_dim: word embedding size (the vectors' size when pretrained vectors are loaded).
+        char_encoder: factory ``num_chars -> module`` mapping char ids ``[B, L, C]`` to ``[B, L, D]``.
+        freeze: keep the word embedding fixed.
+    """
+
+    def __init__(self, num_words: int, num_chars: int, word_dim: int, char_encoder: CharEncoderFactory | None,
+                 freeze: bool = False):
+        super().__init__()
+        self.words = WordEmbedding(num_words, word_dim, freeze=freeze)
+        self.chars = char_encoder(num_chars) if char_encoder is not None else None
+        self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
+
+    def forward(self, batch) -> torch.Tensor:
+        """A batch's word ids ``batch.words [B, L]`` and char ids ``batch.chars [B, L, C]`` -> ``[B, L, D]``."""
+        x = self.words(batch.words)
+        if self.chars is not None:
+            x = torch.cat([x, self.chars(batch.chars).to(x.dtype)], dim=-1)
+        return x

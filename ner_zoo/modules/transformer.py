@@ -415,3 +415,10 @@ def _pad(values: torch.Tensor, slots: torch.Tensor, bsz: int, n: int, fill: floa
     """Rows of ``values`` placed at flat ``slots`` of a ``[bsz, n, ...]`` tensor filled with ``fill``."""
     out = values.new_full((bsz * n, *values.shape[1:]), fill)
     return out.index_copy(0, slots.to(values.device), values).view(bsz, n, *values.shape[1:])
+
+
+def set_dropout(module: nn.Module, p: float) -> None:
+    """Set every ``nn.Dropout`` inside ``module`` (hidden and attention dropout of a PLM) to ``p``."""
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = p

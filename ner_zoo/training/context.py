@@ -9,7 +9,8 @@ from torch import Tensor, nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.transformer import DocumentContext
+from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, TransformerEncoder
+from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
 class DocumentContextHooks:
@@ -66,3 +67,15 @@ class DocumentContextHooks:
             rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
             self._warned_context = True
         return self.doc_context.get(sentences, self.context_width)
+
+
+class TransformerSpanModel(DocumentContextHooks, SpanModel):
+    """A span model on a :class:`TransformerEncoder` with optional document context (shared by DSpERT and
+    the biaffine baseline). Subclasses set ``self.encoder``."""
+
+    encoder: TransformerEncoder
+
+    def encode(self, batch: SpanBatch, hidden_states: bool = False) -> EncoderOutput:
+        left, right = self.neighbours(batch.sentences)
+        return self.encoder.encode([s.tokens for s in batch.sentences], batch.mask.device, left, right,
+                                   hidden_states=hidden_states)
