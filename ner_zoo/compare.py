@@ -15,11 +15,15 @@ import io
 import json
 import re
 import statistics
+import sys
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import yaml
+
+from ner_zoo.errors import DataFormatError
 
 PAPERS = Path(__file__).parent / "resources" / "paper_results.yaml"
 PREAMBLE = """# Results
@@ -37,12 +41,23 @@ includes the contention of the other runs sharing the machine. Rows marked "not 
 
 
 def load_records(paths: Iterable[str | Path]) -> list[dict]:
+    """The tested run records under ``paths``; a path that does not exist is an error, and a record that cannot be
+    read (corrupt, partial, not a run record) is skipped with a warning naming its file."""
     records = []
     for p in map(Path, paths):
+        if not p.exists():
+            raise DataFormatError("no such file or folder", p)
         files = [p] if p.is_file() else sorted(p.rglob("results.json"))
         for f in files:
-            rec = json.loads(f.read_text())
-            if rec.get("test"):
+            try:
+                rec = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+                warnings.warn(f"{f}: skipped, not a readable run record ({e})", stacklevel=2)
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("model"), str):
+                warnings.warn(f"{f}: skipped, not a run record (no 'model')", stacklevel=2)
+                continue
+            if isinstance(rec.get("test"), dict) and rec["test"]:
                 rec["_path"] = str(f)
                 records.append(rec)
     return records
@@ -296,12 +311,14 @@ def session_notes(paths: Sequence[str | Path]) -> str:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="ner-zoo compare", description=__doc__)
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo compare", description=__doc__)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
     p.add_argument("--output", type=Path)
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
     p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
+    p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
+                   "(offline without an API key; see docs/wandb.md)")
     a = p.parse_args(argv)
     from ner_zoo.paired import paired_markdown, paired_rows
 
@@ -310,7 +327,14 @@ def compare_main(argv: Sequence[str]) -> int:
     if a.only_runs:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
-    paired = paired_markdown(paired_rows(records, a.min_seeds))
+    paired_table = paired_rows(records, a.min_seeds)
+    paired = paired_markdown(paired_table)
+    if a.wandb:
+        from ner_zoo.wandb_tables import push_tables
+
+        run_id = push_tables(a.wandb, {"results": rows, "paired": paired_table, "gains": gain_rows(records),
+                                       "f1_by_length": length_rows(records)}, ["ner-zoo compare", *argv])
+        print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length", file=sys.stderr)
     if a.output and a.format == "markdown":
         extra = [t for t in (paired, gain_markdown(gain_rows(records)), length_markdown(length_rows(records)),
                              partial_markdown(records)) if t]

@@ -30,3 +30,8 @@ class LabelError(NerZooError, ValueError):
 
 class CheckpointError(NerZooError, RuntimeError):
     """A checkpoint cannot be used (missing pieces, incompatible version)."""
+
+
+class ResourceError(NerZooError, RuntimeError):
+    """A pretrained resource (encoder directory or hub id, word vectors, an optional package) is not available;
+    the message says which and how to get it."""

@@ -1,4 +1,4 @@
-"""Fuzzing every reader: random bytes, mutated fixture files and random JSON structures either parse or raise
+"""Fuzzing every reader: random bytes, mutated fixture files random JSON structures and fixture records with a field of the wrong type either parse or raise
 the project's own error (:class:`~ner_zoo.errors.NerZooError`), never another exception, never hang.
 
 The default run tries ``FAST`` inputs per reader and input kind; ``-m slow`` runs ``SLOW`` of each. Run
@@ -85,10 +85,49 @@ def json_files(draw) -> bytes:
     return "\n".join(json.dumps(r) for r in records).encode()
 
 
+def _json_records(data: bytes) -> list:
+    text = data.decode("utf-8").strip()
+    return json.loads(text) if text.startswith("[") else [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+JSON_SEEDS = [_json_records(p.read_bytes()) for p in sorted(FIX.iterdir()) if p.suffix in (".json", ".jsonl")] + \
+    [_json_records(PREDICTION_JSONL)]
+
+
+def _slots(value, path=()):
+    """Every place in a JSON value: (path) for each dict value and list item."""
+    yield path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _slots(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _slots(v, path + (i,))
+
+
+@st.composite
+def wrong_type_fields(draw) -> bytes:
+    """A valid fixture record with one field (at any depth) replaced by a value of another JSON type
+    (``"entity_mentions": null``, ``"sentences": 5``, ``"ner": "PER"`` ...)."""
+    records = json.loads(json.dumps(draw(st.sampled_from(JSON_SEEDS))))
+    for _ in range(draw(st.integers(1, 2))):
+        slots = [p for p in _slots(records) if p]
+        if draw(st.booleans()):  # half the time a record's own field, the likeliest to be mistyped
+            slots = [p for p in slots if len(p) == 2] or slots
+        path = draw(st.sampled_from(slots))
+        parent = records
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = draw(JSON_VALUES)
+    if draw(st.booleans()):
+        return json.dumps(records).encode()
+    return "\n".join(json.dumps(r) for r in records).encode()
+
+
 TEXT = st.lists(st.sampled_from(list(" \t\n()[]/=-BIESO.XPERLOCa\\{}\"") + ["-DOCSTART-", "-NONE-", "I-PER", "\n\n"]),
                 max_size=120).map(lambda parts: "".join(parts).encode())
 KINDS = {"random_bytes": st.binary(max_size=300), "format_alphabet": TEXT, "mutated_fixture": mutated(),
-         "random_json": json_files()}
+         "random_json": json_files(), "wrong_type_fields": wrong_type_fields()}
 
 _DIR = Path(tempfile.mkdtemp(prefix="ner_zoo_fuzz_"))
 

@@ -120,6 +120,19 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
         torch.testing.assert_close(loaded.span_logits(batch)[1], trained.span_logits(batch)[1])
 
 
+def test_labelled_as_sohrab_and_miwa_not_dspert_shallow():
+    """Review L2: the model and its configs must not present it as DSpERT's shallow (L~ = 0) baseline,
+    which is configs/dspert/ablations/shallow.yaml."""
+    import ner_zoo.models.span_classifier as module
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    texts = [module.__doc__] + [p.read_text() for p in sorted((root / "span_classifier").glob("*.yaml"))]
+    for text in texts:
+        assert "Sohrab" in text and "dspert/ablations/shallow.yaml" in text
+        assert "baseline of DSpERT" not in text and 'DSpERT "shallow" ablation adds' not in text
+    assert "variant: shallow" in (root / "dspert" / "ablations" / "shallow.yaml").read_text()
+
+
 def test_locate_and_label_dropout_placement(tmp_path, tiny_bert_dir):  # noqa: F811
     """With ablations/lnl_encoder.yaml's placement, h is not dropped and the head input is, once (as LnL)."""
     frozen = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",

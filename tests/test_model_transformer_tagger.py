@@ -31,17 +31,21 @@ def test_parameter_groups_and_casing(tmp_path, tiny_bert_dir):  # noqa: F811
     encoder_ids = {id(p) for p in model.encoder.model.parameters()}
     assert {id(p) for p in pretrained["params"]} == encoder_ids and pretrained["lr"] == 1e-3
     assert not encoder_ids & {id(p) for p in head["params"]}
-    assert any(p is model.casing.embedding.weight for p in head["params"])
-    items = list(enumerate(cli.datamodule.sentences("train")[:8]))
-    batch = model.collate(items)  # what the data module uses once a trainer is attached
-    casing = batch.features["casing"]
-    assert casing.shape == batch.mask.shape and (casing[batch.mask] > 0).all() and (casing[~batch.mask] == 0).all()
+    assert any(p is model.encoder.casing.embedding.weight for p in head["params"])  # new layer: head lr
+    assert model.projection.in_features == model.encoder.model.config.hidden_size + 4
+    batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("train")[:8])))
     model.eval()
     with torch.no_grad():
         scores = model.emissions(batch)
-        fallback = model.emissions(cli.datamodule.vocabularies.collator()(items))  # casing computed in forward
     assert scores.shape == (*batch.mask.shape, model.num_tags)
-    torch.testing.assert_close(scores, fallback)
+
+
+def test_checkpoint_with_the_casing_embedding_outside_the_encoder_loads(tmp_path, tiny_bert_dir):  # noqa: F811
+    """Checkpoints written before the casing embedding moved into the encoder keep their trained casing."""
+    model = build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path).model
+    state = {"state_dict": {"casing.embedding.weight": torch.ones(8, 4)}, "ner_zoo_format": 1}
+    model.on_load_checkpoint(state)
+    assert list(state["state_dict"]) == ["encoder.casing.embedding.weight"]
 
 
 def test_context_from_data_module(tmp_path, tiny_bert_dir):  # noqa: F811

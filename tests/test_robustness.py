@@ -90,3 +90,183 @@ def test_long_training_sentence_without_a_limit_warns(tmp_path, capsys, monkeypa
     with pytest.warns(UserWarning, match=r"longer than 30 tokens \(longest 40\).*max_train_length"):
         rc, _, _ = ner_zoo(capsys, "fit", "--config", cfg)
     assert rc == 0 and results(tmp_path)["data_notes"] == {}
+
+
+# --- one checkpoint shared by the prediction and checkpoint cases --------------------------------------------------
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fitted")
+    cfg = config(tmp, train=TRAIN * 3, epochs=2)
+    argv, sys.argv = sys.argv, ["ner-zoo"]
+    try:
+        assert main(["fit", "--config", str(cfg)]) == 0
+    finally:
+        sys.argv = argv
+    return cfg, tmp / "ckpt" / "best.ckpt", tmp
+
+
+def flip_weight_bytes(src: Path, dst: Path, n: int = 4096) -> None:
+    """Copy ``src`` with ``n`` bytes inverted inside its largest tensor (the zip stores tensors uncompressed)."""
+    import zipfile
+
+    data = bytearray(src.read_bytes())
+    with zipfile.ZipFile(src) as z:
+        info = max((i for i in z.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    name_len, extra_len = int.from_bytes(data[info.header_offset + 26:info.header_offset + 28], "little"), \
+        int.from_bytes(data[info.header_offset + 28:info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_len + extra_len
+    for i in range(start, start + min(n, info.file_size)):
+        data[i] ^= 0xFF
+    dst.write_bytes(bytes(data))
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.strip().splitlines() if ln.startswith("ner-zoo: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err[-3000:]
+    return lines[0]
+
+
+# --- 1: corrupted checkpoints --------------------------------------------------------------------------------------
+def test_corrupted_checkpoint_is_refused_by_predict_and_test(fitted, tmp_path, capsys):
+    cfg, ckpt, _ = fitted
+    bad = tmp_path / "flipped.ckpt"
+    flip_weight_bytes(ckpt, bad)
+    (tmp_path / "in.conll").write_text(TRAIN)
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", bad, "--input", tmp_path / "in.conll",
+                         "--accelerator", "cpu")
+    assert rc == 2 and f"{bad}: corrupted checkpoint" in one_error_line(err)
+    assert not (tmp_path / "in.conll.pred.conll").exists()
+    for command in ("test", "validate"):
+        rc, _, err = ner_zoo(capsys, command, "--config", cfg, "--ckpt_path", bad)
+        assert rc == 2 and f"{bad}: corrupted checkpoint" in one_error_line(err)
+    truncated = tmp_path / "truncated.ckpt"
+    truncated.write_bytes(ckpt.read_bytes()[:5000])
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", truncated, "--input", tmp_path / "in.conll")
+    assert rc == 2 and "not a readable checkpoint" in one_error_line(err)
+
+
+def test_corrupted_checkpoint_is_refused_on_resume(fitted, tmp_path, capsys):
+    cfg, ckpt, _ = fitted
+    bad = tmp_path / "flipped.ckpt"
+    flip_weight_bytes(ckpt, bad, n=64)
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--ckpt_path", bad, "--trainer.max_epochs", "3",
+                         "--trainer.default_root_dir", tmp_path)
+    assert rc == 2 and f"{bad}: corrupted checkpoint" in one_error_line(err)
+
+
+# --- 2, 3, 12: predict input and output -----------------------------------------------------------------------------
+def test_piped_input_loses_no_sentence(fitted, tmp_path, capsys):
+    import os
+    import threading
+
+    _, ckpt, _ = fitted
+    sentences = [f"tok{i} B-PER\nsaid O\n" for i in range(1000)]  # ~18 KB: more than any sniffing buffer
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("\n".join(sentences)))
+    writer.start()
+    out = tmp_path / "out.conll"
+    rc, stdout, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", fifo, "--output", out,
+                              "--accelerator", "cpu")
+    writer.join()
+    assert rc == 0, err
+    blocks = out.read_text().strip().split("\n\n")
+    assert len(blocks) == 1000 and blocks[0].startswith("tok0 B-PER ") and "wrote 1000 sentences" in stdout
+
+
+def test_output_equal_to_input_is_refused(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = tmp_path / "eng.testb"
+    inp.write_text(TRAIN)
+    for out in (inp, tmp_path / "." / "eng.testb"):
+        rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--output", out)
+        assert rc == 2 and "--output is the input file" in one_error_line(err)
+    assert inp.read_text() == TRAIN
+
+
+def test_output_keeps_mode_and_symlink(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = tmp_path / "in.conll"
+    inp.write_text(TRAIN)
+    target = tmp_path / "real.conll"
+    target.write_text("old\n")
+    target.chmod(0o644)
+    link = tmp_path / "link.conll"
+    link.symlink_to(target)
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--output", link,
+                         "--accelerator", "cpu")
+    assert rc == 0, err
+    assert link.is_symlink() and (target.stat().st_mode & 0o777) == 0o644 and target.read_text().startswith("EU ")
+
+
+def test_atomic_write_writes_into_a_fifo_instead_of_replacing_it(tmp_path):
+    import os
+    import threading
+
+    from ner_zoo.data.writers import atomic_write
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    with atomic_write(fifo) as f:
+        f.write("line\n")
+    reader.join()
+    assert got == ["line\n"] and fifo.is_fifo()
+
+
+def test_predict_output_name_scheme_bom_txt_latin1_and_jsonl_lines(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = tmp_path / "eng.testb"
+    inp.write_bytes(b"\xef\xbb\xbf" + b"Peter B-PER\nBlackburn I-PER\nsaid O\n\nEU B-ORG\n")  # IOB2, with a BOM
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--accelerator", "cpu")
+    assert rc == 0, err
+    rows = [ln.split() for ln in (tmp_path / "eng.testb.pred.conll").read_text().splitlines() if ln]
+    assert rows[0][:2] == ["Peter", "B-PER"] and rows[3][:2] == ["EU", "B-ORG"]  # BOM gone, gold in IOB2
+    assert not any(t.startswith(("S-", "E-")) for r in rows for t in r[1:])  # not BIOES
+    columns = tmp_path / "columns.txt"  # CoNLL columns in a .txt file
+    columns.write_text(TRAIN)
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", columns, "--accelerator", "cpu")
+    assert rc == 0 and (tmp_path / "columns.txt.pred.conll").read_text().startswith("EU B-ORG ")
+    raw = tmp_path / "raw.txt"
+    raw.write_bytes("José Müller\n\nvisited Paris\n".encode("latin-1"))
+    with pytest.warns(UnicodeWarning, match=r"raw\.txt:1: byte 0xe9 is not UTF-8"):
+        rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", raw, "--output_format", "jsonl")
+    assert rc == 0, err
+    lines = [json.loads(ln) for ln in (tmp_path / "raw.txt.pred.jsonl").read_text().splitlines()]
+    assert [x["tokens"] for x in lines] == [["José", "Müller"], ["visited", "Paris"]]
+    assert [x["source"] for x in lines] == [f"{raw}:1", f"{raw}:3"]
+
+
+# --- 10: vocabularies, unseen gold labels, overridden arguments ----------------------------------------------------
+def test_gold_label_the_model_never_saw_does_not_block_prediction(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = tmp_path / "drug.conll"
+    inp.write_text("Aspirin B-DRUG\nhelps O\n\n")
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--accelerator", "cpu")
+    assert rc == 0, err
+    assert (tmp_path / "drug.conll.pred.conll").read_text().split("\n")[0].split()[:2] == ["Aspirin", "B-DRUG"]
+
+
+def test_checkpoint_from_other_data_says_so(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    other = config(tmp_path, train=TRAIN.replace("rejects", "accepts"))  # same labels, other words
+    rc, _, err = ner_zoo(capsys, "test", "--config", other, "--ckpt_path", ckpt)
+    line = one_error_line(err)
+    assert rc == 2 and f"{ckpt} was trained on other data" in line and "words: 7 in the checkpoint, 7 here, 2 not in both" in line
+
+
+def test_overridden_model_arguments_warn(fitted, capsys):
+    cfg, ckpt, _ = fitted
+    with pytest.warns(UserWarning, match=r"the checkpoint's model settings replace those given "
+                                         r"\(init_args.hidden: 32 -> 16\)"):
+        rc, _, err = ner_zoo(capsys, "test", "--config", cfg, "--ckpt_path", ckpt, "--model.init_args.hidden", "32")
+    assert rc == 0, err
+
+
+def test_same_model_arguments_do_not_warn(fitted, capsys, recwarn):
+    cfg, ckpt, _ = fitted
+    rc, _, err = ner_zoo(capsys, "test", "--config", cfg, "--ckpt_path", ckpt)
+    assert rc == 0, err
+    assert not [w for w in recwarn if "model settings replace" in str(w.message)]

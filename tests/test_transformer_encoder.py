@@ -18,6 +18,7 @@ def encoders(tiny_bert_dir):  # noqa: F811
     made = {}
 
     def get(**kw):
+        kw.setdefault("casing_dim", 0)  # the transformer's own states (casing: test_casing_embedding_*)
         key = tuple(sorted((k, str(v)) for k, v in kw.items()))
         if key not in made:
             torch.manual_seed(0)
@@ -148,6 +149,42 @@ def test_long_context_is_trimmed_symmetrically_target_never_cut(encoders):
     ctx = long_sentence(enc, 300)
     words, mask = enc([target, target + target], left=[ctx, ctx], right=[ctx, ctx])
     assert mask.sum(1).tolist() == [50, 100] and torch.isfinite(words).all()
+
+
+@pytest.fixture(scope="module")
+def cased_tiny_bert(tiny_bert_dir, tmp_path_factory):  # noqa: F811
+    """The tiny BERT with a tokenizer that keeps case."""
+    import shutil
+
+    from transformers import BertTokenizerFast
+
+    out = tmp_path_factory.mktemp("cased_tiny_bert")
+    for f in tiny_bert_dir.iterdir():
+        if f.name.startswith(("config", "model")):
+            shutil.copy(f, out / f.name)
+    BertTokenizerFast(vocab_file=str(tiny_bert_dir / "vocab.txt"), do_lower_case=False,
+                      model_max_length=MAX_POSITIONS).save_pretrained(out)
+    return out
+
+
+@torch.no_grad()
+def test_casing_embedding_on_for_uncased_encoders_only(tiny_bert_dir, cased_tiny_bert):  # noqa: F811
+    """Review M5: an uncased encoder cannot tell "Apple" from "apple"; by default it gets a casing
+    embedding (8-d) on every word state, a cased encoder does not."""
+    from ner_zoo.modules.embeddings import casing_ids
+
+    uncased, cased = TransformerEncoder(str(tiny_bert_dir)).eval(), TransformerEncoder(str(cased_tiny_bert)).eval()
+    hidden = uncased.model.config.hidden_size
+    assert (uncased.casing_dim, uncased.output_dim) == (8, hidden + 8)
+    assert (cased.casing_dim, cased.output_dim, cased.casing) == (0, hidden, None)
+    out = uncased.encode([["Apple", "apple", "EU"], ["x"]])
+    assert out.word_states.shape[-1] == hidden + 8
+    expected = uncased.casing(torch.tensor(casing_ids(["Apple", "apple", "EU"])))
+    torch.testing.assert_close(out.word_states[0, :3, hidden:], expected)
+    assert not torch.equal(out.word_states[0, 0], out.word_states[0, 1])  # same sub-words, other case
+    first = out.word_start[0, :3]
+    torch.testing.assert_close(out.subword_casing[0, first], expected)  # each sub-word gets its word's casing
+    assert cased.encode([["Apple"]]).subword_casing is None
 
 
 def test_document_context():

@@ -53,6 +53,18 @@ def commands(matrix: list[dict], out: Path, budget: int | None, extra: list[str]
     return jobs
 
 
+def run_status(folder: Path) -> str:
+    """``interrupted`` or ``failed``, as the run's ``results.json`` records it (``failed`` when there is none)."""
+    for record in folder.rglob("results.json"):
+        try:
+            status = json.loads(record.read_text()).get("status")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if status in ("interrupted", "failed"):
+            return status
+    return "failed"
+
+
 def select(matrix: list[dict], only: list[str] | None, seeds: list[str] | None) -> list[dict]:
     """The runs named in ``only`` (comma- or space-separated), each with just the ``seeds`` it lists."""
     names = {n for item in only or [] for n in item.split(",") if n}
@@ -144,7 +156,7 @@ def main() -> int:
             name, proc, t0 = item
             if proc.poll() is not None:
                 running.remove(item)
-                status = "ok" if proc.returncode == 0 else f"FAILED rc={proc.returncode}"
+                status = "ok" if proc.returncode == 0 else f"{run_status(a.out / name).upper()} rc={proc.returncode}"
                 if proc.returncode:
                     failed.append(name)
                 print(f"[{time.time() - start:6.0f}s] {name}: {status} ({time.time() - t0:.0f}s)", flush=True)

@@ -6,18 +6,61 @@
     ner-zoo score FILE                                     conlleval-style scores of a prediction file
     ner-zoo data stats CORPUS | --files train=F ...        corpus statistics
     ner-zoo compare RUNS...                                results table from run records
+
+Errors in the user's input (data files, checkpoints, paths) print one line, ``ner-zoo: error: <file>:<line>:
+<what>``, and exit with status 2; ``--debug`` (or ``NER_ZOO_DEBUG=1``) shows the Python traceback instead.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Sequence
 
+from ner_zoo.errors import NerZooError
+
 TOOLS = {"score", "data", "compare"}
+#: exit status of an input error (as argparse uses for bad arguments)
+USAGE_ERROR = 2
+SIGTERM_EXIT = 128 + 15  # as a shell reports a process ended by SIGTERM
+
+
+def error_line(e: BaseException) -> str:
+    """The one line shown for an input error: the project's message, or ``<file>: <reason>`` for an OS error."""
+    if isinstance(e, OSError) and not isinstance(e, NerZooError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or e}"
+    return " ".join(str(e).split("\n")) or type(e).__name__
 
 
 def main(argv: Sequence[str] | None = None) -> int | None:
     args = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get("NER_ZOO_DEBUG", "") not in ("", "0") or "--debug" in args
+    args = [a for a in args if a != "--debug"]
+    try:
+        return run(args, argv is None and "--debug" not in sys.argv)
+    except (NerZooError, OSError) as e:
+        if debug:
+            raise
+        print(f"ner-zoo: error: {error_line(e)}", file=sys.stderr)
+        return USAGE_ERROR
+    except SystemExit as e:
+        if type(e).__name__ != "SIGTERMException":  # Lightning's, a SystemExit without a code (would exit 0)
+            raise
+        print("ner-zoo: interrupted by SIGTERM (last.ckpt and results.json were written; resume with "
+              "--ckpt_path last)", file=sys.stderr)
+        return SIGTERM_EXIT
+
+
+def usage() -> str:
+    """The commands, from this module's docstring."""
+    lines = __doc__.split("\n\n")[1]
+    return "usage: ner-zoo COMMAND [options]   (ner-zoo COMMAND --help for the options of one)\n\n" + lines + "\n"
+
+
+def run(args: list[str], from_shell: bool = False) -> int | None:
+    if not args or args[0] in ("-h", "--help"):
+        print(usage(), file=sys.stdout if args else sys.stderr)
+        return 0 if args else USAGE_ERROR
     if args and args[0] in TOOLS:
         from ner_zoo.cli import tools
 
@@ -28,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         return predict_main(args[1:])
     from ner_zoo.cli.lightning_cli import NERZooCLI
 
-    NERZooCLI(args=None if argv is None else args)  # from the shell, LightningCLI reads sys.argv itself
+    NERZooCLI(args=None if from_shell else args)  # from the shell, LightningCLI reads sys.argv itself
     if "wandb" in sys.modules:  # close the run, or an offline run file ends without its exit record
         import wandb
 

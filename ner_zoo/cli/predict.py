@@ -9,8 +9,11 @@ two or more columns), a raw text file (one whitespace-tokenised sentence per lin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import os
 import pickle
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -18,43 +21,68 @@ import torch
 from torch.utils.data import DataLoader
 
 from ner_zoo.data.batching import IndexedDataset
+from ner_zoo.data.readers.common import read_bytes, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError, DataFormatError
 
 
-def read_raw_text(path: Path) -> list[Sentence]:
-    """One sentence per non-empty line, split on whitespace."""
-    sents = []
-    with open(path, encoding="utf-8", errors="strict") as f:
-        for n, line in enumerate(f, 1):
-            tokens = line.split()
-            if tokens:
-                sents.append(Sentence(tokens=tokens, source=f"{path}:{n}"))
+def read_raw_text(path: Path, data: bytes | None = None) -> list[Sentence]:
+    """One sentence per non-empty line, split on whitespace; decoded as corpora are (UTF-8, BOM dropped,
+    Latin-1 fallback with a warning). ``source`` keeps the line number."""
+    text, _ = read_text(path, data=data)
+    sents = [Sentence(tokens=line.split(), source=f"{path}:{n}")
+             for n, line in enumerate(text.split("\n"), 1) if line.split()]
     if not sents:
         raise DataFormatError("no sentences (the file is empty or blank)", path)
     return sents
 
 
+_TAG = re.compile(r"^(O|[BIESLU]-\S+)$")
+
+
+def looks_like_conll(text: str) -> bool:
+    """Every non-blank line has the same number (>= 2) of columns and ends in a tag (``O``, ``B-PER`` ...)."""
+    rows = [ln.split() for ln in text.split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")]
+    return bool(rows) and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2 and all(_TAG.match(r[-1]) for r in rows)
+
+
+def sniff_format(path: Path, text: str) -> str:
+    """``conll``, ``text`` or ``jsonl`` from the suffix and the content (a ``.txt`` file in CoNLL columns is
+    CoNLL; a file without a known suffix, e.g. a pipe, is JSON lines, CoNLL, or raw text)."""
+    suffix = {".txt": "text", ".jsonl": "jsonl", ".json": "jsonl", ".jsonlines": "jsonl"}.get(path.suffix)
+    if suffix == "jsonl":
+        return suffix
+    if looks_like_conll(text):
+        return "conll"
+    if suffix == "text" or text.lstrip().startswith(("{", "[")):
+        return suffix or "jsonl"
+    one_column = all(len(ln.split()) <= 1 for ln in text.split("\n"))
+    return "conll" if one_column else "text"
+
+
 def read_input(path: Path, fmt: str) -> tuple[list[Sentence], bool]:
-    """Sentences of ``path`` and whether they carry gold labels."""
+    """Sentences of ``path`` and whether they carry gold labels; the file is read once (a pipe works)."""
+    data = read_bytes(path)
+    head = data[:65536].decode("utf-8-sig", errors="replace").replace("\r", "")
+    if len(data) > 65536:
+        head = head.rsplit("\n", 1)[0]  # the last line may be cut
     if fmt == "auto":
-        fmt = {".txt": "text", ".jsonl": "jsonl", ".json": "jsonl", ".jsonlines": "jsonl"}.get(path.suffix, "conll")
+        fmt = sniff_format(path, head)
     if fmt == "text":
-        return read_raw_text(path), False
+        return read_raw_text(path, data), False
     if fmt == "jsonl":
         from ner_zoo.data.readers import read_nested_json
 
-        return read_nested_json(path), True
+        return read_nested_json(path, data=data), True
     from ner_zoo.data.readers import read_conll
 
-    with open(path, encoding="utf-8", errors="replace") as f:
-        first = next((ln.split() for ln in f if ln.strip() and not ln.startswith("-DOCSTART-")), [])
+    first = next((ln.split() for ln in head.split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
     labelled = len(first) >= 2
-    return read_conll(path, token_column=0, label_column=-1 if labelled else None), labelled
+    return read_conll(path, token_column=0, label_column=-1 if labelled else None, data=data), labelled
 
 
 def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
-    """Rebuild the model stored in ``ckpt_path`` (class recorded at save time).
+    """Rebuild the model stored in ``ckpt_path`` (class recorded at save time), checking its integrity digest.
 
     Args:
         ckpt_path: a checkpoint written by ``ner-zoo fit``.
@@ -62,17 +90,34 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
         weights_only: refuse pickled objects (safe on files from others); our checkpoints hold only
             tensors and plain values. ``False`` only for a trusted file that needs it.
     """
+    if not Path(ckpt_path).is_file():
+        raise CheckpointError(f"{ckpt_path}: checkpoint not found" if not Path(ckpt_path).exists()
+                              else f"{ckpt_path}: not a checkpoint file")
     try:
         ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=weights_only, mmap=True)
     except pickle.UnpicklingError as e:
         raise CheckpointError(f"{ckpt_path} holds pickled objects that safe loading refuses ({str(e)[:300]}); "
                               "if you trust the file, load it with weights_only=False") from None
+    except (RuntimeError, EOFError, ValueError, OSError) as e:
+        reason = str(e).strip().split("\n")[0][:200]
+        raise CheckpointError(f"{ckpt_path}: not a readable checkpoint (truncated, corrupted or not written by "
+                              f"torch.save: {reason})") from None
+    if not isinstance(ckpt, dict):
+        raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
     class_path = ckpt.get("ner_zoo_class") or ckpt.get("hyper_parameters", {}).get("_class_path")
     if class_path is None:
         raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (no model class recorded)")
+    if not str(class_path).startswith("ner_zoo."):  # never import an arbitrary module named by a file
+        raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which is not part of ner-zoo")
     module, _, name = class_path.rpartition(".")
-    cls = getattr(importlib.import_module(module), name)
-    return cls.load_from_checkpoint(ckpt_path, map_location=map_location, weights_only=weights_only)
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which this ner-zoo does not have") from None
+    try:
+        return cls.load_from_checkpoint(ckpt_path, map_location=map_location, weights_only=weights_only)
+    except CheckpointError as e:
+        raise CheckpointError(str(e).replace("the checkpoint", str(ckpt_path), 1)) from None
 
 
 def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",
@@ -101,32 +146,59 @@ def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gol
             f.write("\n")
 
 
+def without_gold(sentences: list[Sentence], tag_column: str | None) -> list[Sentence]:
+    """The sentences with gold spans (and the gold tag column) removed: gold is not needed to predict, and a gold
+    label the model never saw must not block prediction."""
+    return [dataclasses.replace(s, spans=[], columns={k: v for k, v in s.columns.items() if k != tag_column})
+            for s in sentences]
+
+
+def default_output(path: Path, fmt: str) -> Path:
+    """``<input>.pred.<format>``, keeping the input's full name (``eng.testb`` -> ``eng.testb.pred.conll``)."""
+    if not path.is_file():
+        raise DataFormatError("the input is not a regular file (a pipe?): pass --output", path)
+    return path.with_name(f"{path.name}.pred.{fmt}")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and a.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def predict_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="ner-zoo predict", description=__doc__,
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo predict", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ckpt_path", required=True, help="checkpoint written by ner-zoo fit")
-    p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file")
-    p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"])
-    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>)")
+    p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file (a pipe works)")
+    p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"],
+                   help="auto: from the suffix and the content (a .txt file in CoNLL columns is read as CoNLL)")
+    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); never the input")
     p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl"],
                    help="auto: jsonl for nested NER (tags cannot hold nested spans), else conll")
     p.add_argument("--batch_size", type=int, default=64)
     p.add_argument("--accelerator", default="auto")
     p.add_argument("--precision", default="32-true")
     a = p.parse_args(argv)
+    if a.output is not None and (a.output == a.input or same_file(a.input, a.output)):
+        raise DataFormatError("--output is the input file; predictions would replace it", a.output)
+    sentences, labelled = read_input(a.input, a.input_format)  # before the (slow) model load
     model = load_model(a.ckpt_path)
-    sentences, labelled = read_input(a.input, a.input_format)
-    preds = predict(model, sentences, a.batch_size, a.accelerator, precision=a.precision)
     fmt = a.output_format
     if fmt == "auto":
         fmt = "jsonl" if model.task == "nested_ner" else "conll"
-    out = a.output or a.input.with_suffix(f".pred.{fmt}")
+    out = a.output or default_output(a.input, fmt)
+    preds = predict(model, without_gold(sentences, model.vocabs.tag_column), a.batch_size, a.accelerator,
+                    precision=a.precision)
     from ner_zoo.data import writers
 
     if model.task == "pos":
         write_tags(out, sentences, preds, model.vocabs.tag_column if labelled else None)
     elif fmt == "conll":
-        writers.write_conll(out, sentences, preds, scheme=model.vocabs.scheme or "iob2", with_gold=labelled)
+        # the input's own scheme (conlleval.pl misreads BIOES); IOB2 for unlabelled input
+        scheme = getattr(sentences, "scheme", None) or "iob2"
+        writers.write_conll(out, sentences, preds, scheme=scheme, with_gold=labelled)
     else:
         writers.write_jsonl(out, sentences, preds)
     print(f"wrote {len(sentences)} sentences to {out}")

@@ -14,7 +14,7 @@ def score_main(argv: Sequence[str]) -> int:
     conlleval's rules); a ``.jsonl`` file as written by ``ner-zoo predict --output_format jsonl`` (gold and
     predicted spans, nested allowed).
     """
-    p = argparse.ArgumentParser(prog="ner-zoo score", description=score_main.__doc__,
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo score", description=score_main.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", type=Path)
     p.add_argument("--format", default="auto", choices=["auto", "conll", "jsonl"])
@@ -47,11 +47,24 @@ def _parse_files(items: Sequence[str]) -> dict[str, Path]:
     return out
 
 
+def corpus_class(name: str, parser: argparse.ArgumentParser) -> type:
+    """The corpus called ``name`` (case, ``-`` and ``_`` ignored; a unique prefix such as ``conll2002`` is enough
+    when it names one corpus)."""
+    from ner_zoo.data.corpora import CORPORA
+
+    key = name.lower().replace("-", "").replace("_", "")
+    matches = [key] if key in CORPORA else [k for k in sorted(CORPORA) if k.startswith(key)]
+    if len(matches) != 1:
+        what = "ambiguous" if matches else "unknown"
+        parser.error(f"{what} corpus {name!r}; known: {', '.join(matches or sorted(CORPORA))}")
+    return CORPORA[matches[0]]
+
+
 def data_main(argv: Sequence[str]) -> int:
     """``ner-zoo data stats CORPUS`` or ``ner-zoo data stats --files train=F dev=F --format conll``."""
-    p = argparse.ArgumentParser(prog="ner-zoo data", description=data_main.__doc__)
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo data", description=data_main.__doc__)
     sub = p.add_subparsers(dest="command", required=True)
-    st = sub.add_parser("stats", help="per-split sentence, token and entity counts")
+    st = sub.add_parser("stats", help="per-split sentence, token and entity counts", allow_abbrev=False)
     st.add_argument("corpus", nargs="?", help="a corpus name (e.g. conll2003, genia) read from $NER_ZOO_DATA")
     st.add_argument("--data_dir", help="the corpus folder (default: $NER_ZOO_DATA/<corpus>)")
     st.add_argument("--files", nargs="+", default=[], help="SPLIT=PATH items for a generic corpus")
@@ -62,11 +75,7 @@ def data_main(argv: Sequence[str]) -> int:
     if a.corpus:
         from ner_zoo.data.corpora import CORPORA
 
-        key = a.corpus.lower().replace("-", "").replace("_", "")
-        cls = CORPORA.get(key)
-        if cls is None:
-            raise SystemExit(f"unknown corpus {a.corpus!r}; known: {', '.join(sorted(CORPORA))}")
-        dm = cls(data_dir=a.data_dir)
+        dm = corpus_class(a.corpus, st)(data_dir=a.data_dir)
         splits = {s: dm.sentences(s) for s in ("train", "dev", "test")}
     elif a.files:
         from ner_zoo.data import readers

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
@@ -26,19 +27,38 @@ __all__ = ["atomic_write", "read_prediction_conll", "read_prediction_jsonl", "wr
 DOCSTART = "-DOCSTART-"
 
 
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextmanager
 def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterator[IO[str]]:
     """Open a temporary file next to ``path``; on success it replaces ``path`` in one step.
 
     A crash or an exception while writing leaves any previous ``path`` untouched and no temporary file.
+    The new file keeps the old one's permissions (a new file gets the usual ``0666 & ~umask``). A symlink is
+    followed (the file it points to is replaced, the link stays); a device node, FIFO or other non-regular
+    file (``/dev/stdout``, ``/dev/full``) is written in place, so write errors surface and nothing replaces it.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    if path.exists() and not path.is_file():
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory, expected a file", str(path))
+        with open(path, "w", encoding=encoding, newline="\n") as f:
+            yield f
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding=encoding, newline="\n") as f:
             yield f
             f.flush()
+            os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -106,7 +126,8 @@ def write_jsonl(path: str | os.PathLike[str], sentences: Sequence[Sentence], pre
     """Write one JSON object per sentence (nested spans allowed).
 
     Each line: ``{"tokens", "gold_spans": [[start, end, label]], "pred_spans": [[start, end, label]],
-    "pred_scores"?: [float] (one per predicted span), "doc_id", "index"}``; ends are exclusive.
+    "pred_scores"?: [float] (one per predicted span), "doc_id", "index", "source"}``; ends are exclusive;
+    ``source`` is where the sentence was read (``file:line`` or ``file#record``), to map output back to input.
 
     Args:
         path: output file (written atomically).
@@ -128,6 +149,7 @@ def write_jsonl(path: str | os.PathLike[str], sentences: Sequence[Sentence], pre
                 obj["pred_scores"] = [float(x) for x in scores[i]]
             obj["doc_id"] = sent.doc_id
             obj["index"] = sent.index
+            obj["source"] = sent.source
             f.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
@@ -165,6 +187,8 @@ def read_prediction_jsonl(path: str | os.PathLike[str]) -> tuple[list[list[Span]
         for key in ("tokens", "gold_spans", "pred_spans"):
             if not isinstance(obj, dict) or key not in obj:
                 raise DataFormatError(f"missing key {key!r}", path, lineno)
+        if not isinstance(obj["tokens"], list):
+            raise DataFormatError(f"'tokens' must be a list, got {type(obj['tokens']).__name__}", path, lineno)
         n = len(obj["tokens"])
         gold.append(_spans(obj["gold_spans"], n, where, "gold_spans"))
         pred.append(_spans(obj["pred_spans"], n, where, "pred_spans"))

@@ -49,6 +49,8 @@ class BiaffineNER(GridSpanModel, TransformerSpanModel):
         loss: span loss (default boundary smoothing, eps 0.1, summed per sentence; ``CrossEntropySpanLoss``
             for the original).
         pretrained_lr: learning rate of the transformer (the optimiser's lr is the rest).
+        casing_dim: casing-class embedding appended to the word states (``None``: 8 for an uncased model
+            such as the offline MiniLM, 0 for a cased one; not in Yu et al., whose encoders are cased).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
@@ -56,14 +58,15 @@ class BiaffineNER(GridSpanModel, TransformerSpanModel):
                  max_subwords_per_word: int = 16, context: int = 0, plm_dropout: float | None = 0.2,
                  lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150,
                  ffn_dropout: float = 0.2, max_width: int | None = None, loss: SpanLoss | None = None,
-                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+                 pretrained_lr: float | None = 2e-5, casing_dim: int | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
         if max_width is not None and max_width < 1:
             raise ValueError(f"max_width must be >= 1 or null, got {max_width}")
         self.max_width = max_width
         self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
-                                          context=context)
+                                          context=context,
+                                          casing_dim=casing_dim)
         if plm_dropout is not None:
             set_dropout(self.encoder.model, plm_dropout)
         dim = self.encoder.output_dim

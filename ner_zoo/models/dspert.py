@@ -12,6 +12,8 @@ word, end of the last word)``. Map from the paper (Sections 3.1-3.3) to code:
 * BiLSTM before the classifier: one over ``H^L`` (size 1), a second one shared by the sizes ``k >= 2``
   running along the start positions of ``S^{L,k}`` (:meth:`DSpERT.span_states`, ``lstm_hidden``);
 * ``z = FFN([h_span; w_k])`` with a 25-d width embedding, ``p = softmax(W z)`` (:meth:`DSpERT.span_logits`);
+  departure: with an uncased encoder (the offline MiniLM) ``casing_dim`` appends the casing embedding of
+  the span's first and last word, ``[h_span; w_k; c_first; c_last]`` (0 for cased encoders, as the paper's);
 * boundary smoothing loss (Zhu & Li 2022, eps 0.1), summed over the spans of a sentence (``loss``);
 * decoding: argmax, drop NONE, keep word-aligned spans (:func:`word_aligned_spans`), greedy clash removal
   (flat or nested by task, :meth:`~ner_zoo.training.span_model.SpanModel.select_spans`).
@@ -28,7 +30,7 @@ from torch import Tensor, nn
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
-from ner_zoo.modules.spans import SpanGrid, WidthEmbedding
+from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
 from ner_zoo.modules.transformer import MINILM, EncoderOutput, TransformerEncoder
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
@@ -108,6 +110,9 @@ class DSpERT(TransformerSpanModel):
         ffn_dropout: dropout on the FFN input and on its output (0.4, 0.2).
         loss: span loss (default boundary smoothing, eps 0.1, summed per sentence).
         pretrained_lr: learning rate of the token and span Transformers (2e-5; the optimiser's lr is the rest).
+        casing_dim: casing-class embedding of the span's first and last word appended to the classifier
+            input (``None``: 8 for an uncased model such as the offline MiniLM, 0 for a cased one; not in
+            the paper, whose RoBERTa/BERT encoders are cased).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
@@ -116,14 +121,14 @@ class DSpERT(TransformerSpanModel):
                  max_subwords_per_word: int = 5, context: int = 0, plm_dropout: float | None = 0.2,
                  pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
                  ffn_dim: int = 300, ffn_dropout: Sequence[float] = (0.4, 0.2), loss: SpanLoss | None = None,
-                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+                 pretrained_lr: float | None = 2e-5, casing_dim: int | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
         if max_span_size < 1:
             raise ValueError(f"max_span_size must be >= 1, got {max_span_size}")
         self.max_span_size = max_span_size
         self.encoder = TransformerEncoder(model, pooling="first", max_subwords_per_word=max_subwords_per_word,
-                                          context=context, output_hidden_states=True)
+                                          context=context, output_hidden_states=True, casing_dim=casing_dim)
         if plm_dropout is not None:
             set_dropout(self.encoder.model, plm_dropout)
         self.span_transformer = SpanTransformer.from_pretrained(self.encoder.model, depth, tied=tied_weights,
@@ -136,7 +141,8 @@ class DSpERT(TransformerSpanModel):
         out = 2 * lstm_hidden if lstm_hidden > 0 else dim
         self.width = WidthEmbedding(max_span_size, width_dim) if width_dim > 0 else None
         d_in, d_out = ffn_dropout if isinstance(ffn_dropout, Sequence) else (ffn_dropout, ffn_dropout)
-        self.classifier = nn.Sequential(nn.Dropout(d_in), nn.Linear(out + width_dim, ffn_dim), nn.ReLU(),
+        span_dim = out + width_dim + 2 * self.encoder.casing_dim
+        self.classifier = nn.Sequential(nn.Dropout(d_in), nn.Linear(span_dim, ffn_dim), nn.ReLU(),
                                         nn.Dropout(d_out), nn.Linear(ffn_dim, self.num_classes))
         self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
         self._warned_width = False
@@ -170,6 +176,8 @@ class DSpERT(TransformerSpanModel):
         grid = SpanGrid.build(mask.sum(1), self.max_span_size, mask.shape[1])
         h = self.span_states(enc.hidden_states, mask, grid)
         parts = [h] + ([self.width(grid.spans).to(h.dtype)] if self.width is not None else [])
+        if enc.subword_casing is not None:  # casing of the span's first and last word
+            parts.append(boundary_representation(enc.subword_casing, grid.spans).to(h.dtype))
         return enc, grid, self.classifier(torch.cat(parts, -1))
 
     # NERModule ------------------------------------------------------------------------------------------------

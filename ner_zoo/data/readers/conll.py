@@ -109,7 +109,8 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
                columns: dict[str, int] | None = None, scheme: str | TagScheme | None = None,
                encoding: str | None = None, doc_separator: str | tuple[str, ...] | None = "-DOCSTART-",
                strict_columns: bool = True, allow_empty: bool = False, delimiter: str | None = None,
-               single_doc: bool = False, raise_on_empty_sentence: bool = False) -> SentenceList:
+               single_doc: bool = False, raise_on_empty_sentence: bool = False, data: bytes | None = None
+               ) -> SentenceList:
     """Read a CoNLL column file into sentences with gold spans.
 
     Tags are decoded with conlleval's rules: an ``I-X`` that follows ``O`` or another type opens an entity
@@ -135,6 +136,7 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
             document-context models) instead of one document per sentence.
         raise_on_empty_sentence: raise on two or more blank lines in a row (an empty sentence) instead of
             treating the run as one break.
+        data: the file's bytes when already read (a pipe can be read only once).
 
     Returns:
         A :class:`SentenceList` (a ``list`` of :class:`Sentence`) with ``.scheme`` and ``.encoding``.
@@ -145,7 +147,7 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
         DataFormatError: naming file and line, for an inconsistent column count, a malformed tag
             (``B-``, ``X-PER``), a missing column, or a file without sentences.
     """
-    text, used = read_text(path, encoding)
+    text, used = read_text(path, encoding, data)
     if scheme is not None:
         scheme = TagScheme.parse(scheme)
     name = Path(path).name
@@ -195,7 +197,7 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
         out.append(Sentence(tokens, spans, extra_cols, doc_id, index, f"{path}:{start}"))
         index += 1
     if not out and not allow_empty:
-        raise DataFormatError("no sentences in file", path, hint="pass allow_empty=True to accept an empty file")
+        raise DataFormatError("no sentences in file", path, hint="the file is empty or holds only blank and -DOCSTART- lines")
     if labelled:
         out.scheme = scheme if scheme is not None else detect_scheme(tagged)
     return out

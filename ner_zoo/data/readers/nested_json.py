@@ -77,6 +77,16 @@ def _get(record: dict, key: str, where: str) -> Any:
         raise DataFormatError(f"expected a JSON object, got {type(record).__name__}", where) from None
 
 
+def _list(record: dict, key: str, where: str, optional: bool = False) -> list:
+    """``record[key]``, which must be a JSON list (``[]`` for a missing optional key or ``null`` there)."""
+    value = record.get(key) if optional and isinstance(record, dict) else _get(record, key, where)
+    if value is None and optional:
+        return []
+    if not isinstance(value, list):
+        raise DataFormatError(f"{key!r} must be a list, got {type(value).__name__} {str(value)[:40]!r}", where)
+    return value
+
+
 def _tokens(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
         raise DataFormatError("tokens must be a list of strings", where)
@@ -125,7 +135,7 @@ def _genia(records, path, name, dedupe) -> list[Sentence]:
         where = f"{path}#{rec_no}"
         tokens = _tokens(_get(rec, "tokens", where), where)
         spans = []
-        for m in _get(rec, "entity_mentions", where):
+        for m in _list(rec, "entity_mentions", where):
             spans.append(_span(_get(m, "start", where), _get(m, "end", where), _get(m, "entity_type", where),
                                len(tokens), where))
         doc_id = f"{name}:{rec['doc_id']}" if rec.get("doc_id") is not None else f"{name}:#{rec_no}"
@@ -138,7 +148,7 @@ def _dygie(records, path, name, dedupe) -> list[Sentence]:
     out: list[Sentence] = []
     for rec_no, rec in records:
         where = f"{path}#{rec_no}"
-        sentences, ner = _get(rec, "sentences", where), _get(rec, "ner", where)
+        sentences, ner = _list(rec, "sentences", where), _list(rec, "ner", where)
         if len(sentences) != len(ner):
             raise DataFormatError(f"{len(sentences)} sentences but {len(ner)} 'ner' lists", where)
         doc_id = f"{name}:{rec['doc_key']}" if rec.get("doc_key") is not None else f"{name}:#{rec_no}"
@@ -146,6 +156,8 @@ def _dygie(records, path, name, dedupe) -> list[Sentence]:
         for j, (toks, mentions) in enumerate(zip(sentences, ner)):
             swhere = f"{where}/{j}"
             tokens = _tokens(toks, swhere)
+            if not isinstance(mentions, list):
+                raise DataFormatError(f"'ner' of sentence {j} must be a list, got {type(mentions).__name__}", swhere)
             spans = []
             for m in mentions:
                 if not isinstance(m, list) or len(m) < 3:
@@ -168,7 +180,7 @@ def _lal(records, path, name, dedupe) -> list[Sentence]:
         where = f"{path}#{rec_no}"
         tokens = _tokens(_get(rec, "tokens", where), where)
         spans = []
-        for m in _get(rec, "entities", where):
+        for m in _list(rec, "entities", where):
             spans.append(_span(_get(m, "start", where), _get(m, "end", where), _get(m, "type", where),
                                len(tokens), where))
         columns = {}
@@ -179,7 +191,7 @@ def _lal(records, path, name, dedupe) -> list[Sentence]:
                                       f"for {len(tokens)} tokens", where)
             columns["pos"] = [str(p) for p in pos]
         # the record continues the previous document when its left context ends with the previous sentence
-        left = rec.get("ltokens") or []
+        left = _list(rec, "ltokens", where, optional=True)
         prev = out[-1].tokens if out else None
         continues = prev is not None and len(left) >= len(prev) and left[len(left) - len(prev):] == prev
         if continues:
@@ -195,7 +207,7 @@ _READERS = {"genia": _genia, "dygie": _dygie, "lal": _lal}
 
 @gc_paused
 def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, duplicates: str = "drop",
-                     encoding: str | None = None) -> SentenceList:
+                     encoding: str | None = None, data: bytes | None = None) -> SentenceList:
     """Read a span-annotated JSON corpus (nested spans allowed).
 
     Args:
@@ -207,7 +219,7 @@ def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, dup
             raises; ``"keep"`` keeps the copies, reproducing raw mention counts, but such sentences fail
             :meth:`Sentence.validate`. The ACE 2005 files hold 119/16/12 exact duplicates (train/dev/test)
             and ACE 2004 train holds 2; their PROVENANCE counts include them.
-        encoding: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
+        encoding, data: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
 
     Returns:
         A :class:`SentenceList` with ``.notes = {"shape": ..., "duplicates_dropped": n}``.
@@ -216,7 +228,7 @@ def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, dup
         DataFormatError: naming ``file#record`` for invalid JSON, an unknown shape, a missing key, a span
             out of range or ending before it starts, or (``duplicates="raise"``) a duplicate span.
     """
-    text, used = read_text(path, encoding)
+    text, used = read_text(path, encoding, data)
     records = _records(text, path)
     if not records:
         raise DataFormatError("no records in file", path)
