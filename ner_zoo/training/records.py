@@ -145,6 +145,26 @@ def encoder_name(init: dict) -> str | None:
     return " + ".join(names) or None
 
 
+_SCALAR = (str, int, float, bool)
+
+
+def wandb_summary(record: dict) -> dict:
+    """The record's scalar fields as ``record/<field>``; a mapping of scalars (``protocol``, ``git``) as
+    ``record/<field>/<key>``, a list of strings (``overlays``) joined with ``+``. The config and test scores
+    are logged elsewhere."""
+    out = {}
+    for key, value in record.items():
+        if key in ("command", "config", "test"):
+            continue
+        if isinstance(value, _SCALAR):
+            out[f"record/{key}"] = value
+        elif isinstance(value, dict):
+            out.update({f"record/{key}/{k}": v for k, v in value.items() if isinstance(v, _SCALAR)})
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[f"record/{key}"] = "+".join(value)
+    return out
+
+
 def _wandb_loggers(trainer: pl.Trainer) -> list:
     return [lg for lg in trainer.loggers if type(lg).__name__ == "WandbLogger"]
 
@@ -306,8 +326,8 @@ class RunRecorder(Callback):
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target) as f:
             json.dump(self.record, f, indent=1, default=str)
-        summary = {f"record/{k}": v for k, v in self.record.items()
-                   if isinstance(v, (str, int, float, bool)) and k != "command"}
-        summary["record/path"] = str(target)
-        for logger in _wandb_loggers(trainer):  # the record's fields in the W&B run summary
-            logger.experiment.summary.update(summary)
+        wandb = _wandb_loggers(trainer)
+        if wandb:  # the record's fields in the W&B run summary
+            summary = {**wandb_summary(self.record), "record/path": str(target)}
+            for logger in wandb:
+                logger.experiment.summary.update(summary)
