@@ -192,7 +192,12 @@ class NERModule(pl.LightningModule):
                 {"params": [p for p in params if id(p) in pretrained], "lr": self.pretrained_lr}]
 
     def configure_optimizers(self) -> Any:
-        optimizer = fused_if_unset(self.optimizer_factory(self.parameter_groups()))
+        optimizer = self.optimizer_factory(self.parameter_groups())
+        trainer = self._trainer
+        # Lightning's mixed-precision plugin refuses to clip the gradients of an optimiser that unscales them
+        # itself (the fused kernels): fuse only where that cannot happen.
+        if trainer is None or "mixed" not in str(trainer.precision) or not trainer.gradient_clip_val:
+            optimizer = fused_if_unset(optimizer)
         if self.scheduler_factory is None:
             return optimizer
         scheduler = self.scheduler_factory(optimizer)

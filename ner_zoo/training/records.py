@@ -77,7 +77,11 @@ def versions() -> dict:
 
 
 def git_state(root: Path = Path(__file__).resolve().parents[2]) -> dict | None:
-    """``{"commit", "dirty"}`` of the git checkout holding this package, or None (not a checkout, no git)."""
+    """``{"commit", "dirty"}`` of the source checkout this package runs from, or None (an installed copy, no
+    git). ``root`` must be the project root (``pyproject.toml``), so a copy inside some other repository's
+    virtual environment never reports that repository's commit."""
+    if not (root / "pyproject.toml").exists():
+        return None
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
                               timeout=20).stdout.strip()
