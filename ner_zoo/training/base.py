@@ -153,13 +153,28 @@ class NERModule(pl.LightningModule):
             scalars = {f"{stage}/accuracy": float(result), f"{stage}/f1": float(result)}
         else:
             scalars = metric.to_floats(result, prefix=f"{stage}/")
+        if stage == "val" and not self.trainer.sanity_checking:
+            scalars["val/f1_best"] = self._best_val_f1(scalars["val/f1"])
         self.log_dict(scalars)
-        if not self.is_pos and not self.trainer.sanity_checking:
-            for logger in self.loggers:
-                if type(logger).__name__ == "WandbLogger":
-                    logger.log_table(f"{stage}/per_type", columns=["type", "precision", "recall", "f1", "support"],
-                                     data=metric.per_type_rows(result, micro=True))
+        if not self.is_pos:
+            self.log_wandb_table(f"{stage}/per_type", ["type", "precision", "recall", "f1", "support"],
+                                 metric.per_type_rows(result, micro=True))
         return result
+
+    def _best_val_f1(self, f1: float) -> float:
+        """Best ``val/f1`` so far, this epoch included (the checkpoint callback's best survives a resume): one
+        number a sweep can optimise and early-terminate on."""
+        ckpt = self.trainer.checkpoint_callback
+        best = getattr(ckpt, "best_model_score", None) if getattr(ckpt, "monitor", None) == "val/f1" else None
+        return f1 if best is None else max(f1, float(best))
+
+    def log_wandb_table(self, key: str, columns: list[str], rows: list[list]) -> None:
+        """One ``wandb.Table`` per W&B logger (nothing without one, nor during the sanity check)."""
+        if self.trainer.sanity_checking:
+            return
+        for logger in self.loggers:
+            if type(logger).__name__ == "WandbLogger":
+                logger.log_table(key, columns=columns, data=rows)
 
     def predict_step(self, batch: Batch, batch_idx: int) -> list[dict]:
         preds = self.decode(batch)
@@ -177,7 +192,12 @@ class NERModule(pl.LightningModule):
                 {"params": [p for p in params if id(p) in pretrained], "lr": self.pretrained_lr}]
 
     def configure_optimizers(self) -> Any:
-        optimizer = fused_if_unset(self.optimizer_factory(self.parameter_groups()))
+        optimizer = self.optimizer_factory(self.parameter_groups())
+        trainer = self._trainer
+        # Lightning's mixed-precision plugin refuses to clip the gradients of an optimiser that unscales them
+        # itself (the fused kernels): fuse only where that cannot happen.
+        if trainer is None or "mixed" not in str(trainer.precision) or not trainer.gradient_clip_val:
+            optimizer = fused_if_unset(optimizer)
         if self.scheduler_factory is None:
             return optimizer
         scheduler = self.scheduler_factory(optimizer)
