@@ -243,3 +243,16 @@ def test_run_matrix_subset_and_dry_run(tmp_path):
     assert sum("ablations/ner_only.yaml" in line for line in lines) == 2
     bad = subprocess.run(cmd[:5] + ["--only", "nope", "--dry-run"], capture_output=True, text=True, timeout=120)
     assert bad.returncode and "no run named ['nope']" in bad.stderr
+
+@pytest.mark.parametrize("path", [p for p in config_files() if p.parent.name != "logging"],
+                         ids=lambda p: str(p.relative_to(CONFIGS)))
+def test_wandb_logging_composes_without_inheriting_a_logger_name(path):
+    """``logging/wandb.yaml`` after any config (before or after an ablation) gives exactly its two loggers, with
+    the W&B run name left to the CLI (``<Model>[-<variant>]-<Data>-s<seed>``). A config whose logger is a single
+    mapping, not a list, would merge its ``name`` into the WandbLogger; an ablation setting the logger name
+    would not parse after the list."""
+    files, wandb = compose(path), CONFIGS / "logging" / "wandb.yaml"
+    for order in ([*files, wandb], [*files[:1], wandb, *files[1:]]):
+        loggers = parse(order)["trainer"]["logger"]
+        assert [lg["class_path"].rsplit(".", 1)[-1] for lg in loggers] == ["WandbLogger", "CSVLogger"]
+        assert loggers[0]["init_args"].get("name") is None

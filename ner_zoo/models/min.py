@@ -323,6 +323,6 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
             aux = [F.cross_entropy(out[f"{k}_label_logits"].float()[mask], gold[f"min_{t}"][mask])
                    for k, t in (("bdy", "boundary"), ("type", "type"))]
             losses["label"] = self.weights["label"] * sum(aux)
-        if self._trainer is not None and self._trainer.training and len(losses) > 1:  # inside fit only
+        if self._trainer is not None and self._trainer.training and len(losses) > 1 and self.is_logging_step():
             self.log_dict({f"train/loss_{k}": v.detach() for k, v in losses.items()}, batch_size=len(batch))
         return sum(losses.values())

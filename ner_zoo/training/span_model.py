@@ -169,6 +169,13 @@ class SpanModel(NERModule):
         by_length = metric.compute()
         metric.reset()
         self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
+        if stage == "test":  # a bucket with no gold entity has no recall or F1 (empty, not 0)
+            rows = []
+            for bucket in [k[len("f1/len"):] for k in by_length if k.startswith("f1/len")]:
+                n = int(by_length[f"support/len{bucket}"])
+                p, r, f = (float(by_length[f"{m}/len{bucket}"]) for m in ("precision", "recall", "f1"))
+                rows.append([bucket.lstrip("="), p, r if n else None, f if n else None, n])
+            self.log_wandb_table("test/f1_by_length", ["length", "precision", "recall", "f1", "support"], rows)
         return result
 
     def stage_metrics(self, stage: str) -> list:
