@@ -26,7 +26,8 @@ DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8
 TAGGER = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
           "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
                     "init_args": {"word_dim": 16, "hidden": 16,
-                                  "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
+                                  "char_encoder": {"class_path": "ner_zoo.modules.CharCNN",
+                                                   "init_args": {"char_dim": 8}},
                                   "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 SPAN = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
         "model": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",

@@ -230,10 +230,11 @@ class RunRecorder(Callback):
         the folder the first logger versions per run, or a new ``<Model>[-<variant>]-<Data>/<time>[-<id>]``."""
         if self._run_dir is None:
             log_dir = trainer.log_dir or trainer.default_root_dir  # a collective under DDP
-            shared = not trainer.loggers or os.path.normpath(log_dir) == os.path.normpath(
-                str(trainer.loggers[0].save_dir or ""))
+            # Lightning's log_dir is per run only for these loggers (save_dir/name/version_N), else shared
+            first = type(trainer.loggers[0]).__name__ if trainer.loggers else None
+            versioned = first in ("CSVLogger", "TensorBoardLogger")
             folder = str(Path(self.path).parent) if self.path else log_dir
-            if not self.path and shared and trainer.is_global_zero:
+            if not self.path and not versioned and trainer.is_global_zero:
                 folder = self._new_run_dir(trainer, Path(log_dir))
             self._run_dir = Path(trainer.strategy.broadcast(folder))
         return self._run_dir
