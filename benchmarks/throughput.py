@@ -112,7 +112,7 @@ def _train_order(dm: NERDataModule) -> list[int]:
 
 
 def train_time(model, batches, device, clip: float) -> float:
-    model.train()
+    model.to(device).train()  # a Trainer's teardown (predict_time) leaves the model on the CPU
     optimizer = model.optimizer_factory(model.parameter_groups())
     sync(device)
     t0 = time.perf_counter()
@@ -127,7 +127,7 @@ def train_time(model, batches, device, clip: float) -> float:
 
 
 def decode_time(model, batches, device) -> float:
-    model.eval()
+    model.to(device).eval()
     sync(device)
     t0 = time.perf_counter()
     with torch.inference_mode():

@@ -23,7 +23,8 @@ def _cell(value):
     return value if value is None or isinstance(value, (int, float, bool)) else str(value)
 
 
-def push_tables(project: str, tables: dict[str, list[dict]], command: Sequence[str], save_dir: str = "runs/wandb") -> str:
+def push_tables(project: str, tables: dict[str, list[dict]], command: Sequence[str],
+                save_dir: str = "runs/wandb") -> str:
     """Log each non-empty table of ``tables`` to a new run of ``project``; returns the run's id."""
     import wandb
 

@@ -359,7 +359,8 @@ def test_configs_compose(tmp_path, main, ablation):
     if ablation == "eq13_fusion.yaml":
         assert model.fusion == "state" and model.memory_weight == 0.7
     if ablation == "bert.yaml":
-        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 384 + 128
+        # + 8: the casing embedding an uncased encoder (the offline MiniLM) gets by default
+        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 384 + 8 + 128
 
 
 # DDP through Lightning ----------------------------------------------------------------------------------------

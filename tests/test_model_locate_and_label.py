@@ -210,7 +210,8 @@ def test_configs_use_the_papers_seed_widths_and_decoding(corpus, widths):
     path = Path(__file__).resolve().parents[1] / "configs" / "locate_and_label" / f"{corpus}.yaml"
     init = yaml.safe_load(path.read_text())["model"]["init_args"]
     assert init["train_widths"] == widths and init["eval_width"] == widths[-1]
-    assert (init["gamma"], init["classifier_gamma"], init["crossing"], init["out_of_range"]) == (2.0, 0.0, "off", "clamp")
+    decoding = (init["gamma"], init["classifier_gamma"], init["crossing"], init["out_of_range"])
+    assert decoding == (2.0, 0.0, "off", "clamp")
 
 
 def test_select_proposals_hand_worked(tmp_path):

@@ -26,7 +26,8 @@ DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8
 TAGGER = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
           "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
                     "init_args": {"word_dim": 16, "hidden": 16,
-                                  "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
+                                  "char_encoder": {"class_path": "ner_zoo.modules.CharCNN",
+                                                   "init_args": {"char_dim": 8}},
                                   "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 SPAN = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
         "model": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
@@ -164,8 +165,11 @@ def test_summary_holds_best_val_f1_and_the_record(two_runs):
         assert summary["val/f1"] == {"max": max(val_f1)}  # define_metric: best, not last
         assert [h["val/f1_best"] for h in run["history"] if "val/f1_best" in h] == [val_f1[0], max(val_f1)]
         record = json.loads((two_runs / summary["record/path"]).read_text())  # relative to the run's cwd
-        for field in ("config_hash", "epochs", "best_epoch", "best_val_f1", "seed", "model"):
+        for field in ("config_hash", "epochs", "best_epoch", "best_val_f1", "seed", "model", "data_split"):
             assert summary[f"record/{field}"] == record[field], field
+        assert summary["record/protocol/stopped_by"] == record["protocol"]["stopped_by"]  # paired-comparison keys
+        assert summary["record/overlays"] == "+".join(record["overlays"])
+        assert "record/config" not in summary and "record/test" not in summary
         assert summary["record/best_val_f1"] == pytest.approx(max(val_f1))
         assert val_f1[summary["record/best_epoch"]] == max(val_f1)
         assert summary["test/f1"] == pytest.approx(record["test"]["f1"])  # test of the best-on-dev checkpoint

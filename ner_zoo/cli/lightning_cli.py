@@ -42,7 +42,8 @@ def run_identity(config: dict) -> dict:
     """
     model_cfg = config.get("model") or {}
     overlays = overlay_names([str(p) for p in config.get("config") or []])
-    return {"model": _short(model_cfg.get("class_path")), "dataset": _short((config.get("data") or {}).get("class_path")),
+    data_cfg = config.get("data") or {}
+    return {"model": _short(model_cfg.get("class_path")), "dataset": _short(data_cfg.get("class_path")),
             "variant": config.get("variant"), "seed": config.get("seed_everything"),
             "encoder": encoder_name(model_cfg.get("init_args") or {}), "overlays": "+".join(overlays) or None,
             "recipe": config_hash(config)}

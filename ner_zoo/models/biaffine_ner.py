@@ -11,7 +11,8 @@ TransformerEncoder`, first sub-word), optional BiLSTM ``h = BiLSTM(x)``; ``h_s =
 clashes (flat: no overlap; nested: no crossing).
 
 Differences from Yu et al.: no fastText/char-CNN inputs and no highway BiLSTM (the transformer is the
-encoder, as in the boundary-smoothing paper), one learning-rate group for the PLM (``pretrained_lr``).
+encoder, as in the boundary-smoothing paper), one learning-rate group for the PLM (``pretrained_lr``), and
+with an uncased encoder (the offline MiniLM) a casing embedding on each word state (``casing_dim``).
 """
 
 from __future__ import annotations

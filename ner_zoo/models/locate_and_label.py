@@ -14,7 +14,8 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
   on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
   ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
   same placement.
-* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (code's window set + every gold span;
+* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (``train_widths``: the configs use Table 6,
+  ACE04 [1-7, 9, 11, 13, 15] and GENIA [1-10], so the regressor must reach lengths never seeded; every gold span;
   pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
   sentence, resampled every step from ``(sample_seed, global_step)``).
 * Eq. 1-3 filter ``sigmoid(MLP([max-pool; h_st; h_ed]))``, Eq. 4-5 regressor ``MLP([max-pool; h_{st-1};
@@ -273,7 +274,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             raw = self.regressor(torch.cat([pool, outer], -1)).float()
             n = lengths.view(-1, 1, 1).float()
             norm = self.hparams.regressor_norm
-            offsets = raw if norm == "none" else (torch.sigmoid(raw) if norm == "sigmoid_x_len" else torch.tanh(raw)) * n
+            squash = torch.sigmoid if norm == "sigmoid_x_len" else torch.tanh
+            offsets = raw if norm == "none" else squash(raw) * n
         else:  # w/o regressor: the seeds are the proposals
             offsets = torch.zeros(*seeds.shape, device=h.device)
         adjusted = seeds + torch.floor(offsets.detach() + 0.5).long()  # Eq. 6-7 (no gradient through rounding)

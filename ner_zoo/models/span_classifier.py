@@ -10,9 +10,10 @@ This is Sohrab & Miwa's model with Lee et al.'s span features, on words (GloVe +
 transformer ``features``). It is *not* DSpERT's "shallow" baseline (L̃ = 0, Zhu et al. 2023 Table 3), which
 keeps DSpERT's transformer, sub-word span grid, BiLSTM streams and boundary smoothing: that one is
 ``configs/dspert/ablations/shallow.yaml``. Departures from Sohrab & Miwa: the inside states are max-pooled
-(they average them), a width embedding (Lee et al.) is added, and the loss is injectable. Dropout: ``embed_dropout`` / ``features_dropout`` on the inputs, ``dropout`` on the BiLSTM output
-and inside the MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses
-Locate-and-Label's placement, so that pair stays comparable). Map to code:
+(they average them), a width embedding (Lee et al.) is added, and the loss is injectable. Dropout:
+``embed_dropout`` / ``features_dropout`` on the inputs, ``dropout`` on the BiLSTM output and inside the
+MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses Locate-and-Label's
+placement, so that pair stays comparable). Map to code:
 ``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifier.token_states`, ``f`` = optional
 ``features`` module), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
 ``g_ij = [max_{i<=t<j} h_t; h_i; h_{j-1} (; phi(j - i))]`` (:meth:`span_logits`), ``p_ij =
@@ -72,8 +73,8 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
                  features: nn.Module | None = None, hidden: int = 200, num_layers: int = 1, dropout: float = 0.5,
                  embed_dropout: float | None = None, features_dropout: float | None = None,
-                 head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150, loss: SpanLoss | None = None,
-                 **kwargs: Any):
+                 head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150,
+                 loss: SpanLoss | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         if max_width < 1:

@@ -76,7 +76,11 @@ def versions() -> dict:
 
 
 def git_state(root: Path = Path(__file__).resolve().parents[2]) -> dict | None:
-    """``{"commit", "dirty"}`` of the git checkout holding this package, or None (not a checkout, no git)."""
+    """``{"commit", "dirty"}`` of the source checkout this package runs from, or None (an installed copy, no
+    git). ``root`` must be the project root (``pyproject.toml``), so a copy inside some other repository's
+    virtual environment never reports that repository's commit."""
+    if not (root / "pyproject.toml").exists():
+        return None
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
                               timeout=20).stdout.strip()
@@ -138,6 +142,26 @@ def encoder_name(init: dict) -> str | None:
     if isinstance(init.get("embeddings"), str):
         names.append(init["embeddings"])
     return " + ".join(names) or None
+
+
+_SCALAR = (str, int, float, bool)
+
+
+def wandb_summary(record: dict) -> dict:
+    """The record's scalar fields as ``record/<field>``; a mapping of scalars (``protocol``, ``git``) as
+    ``record/<field>/<key>``, a list of strings (``overlays``) joined with ``+``. The config and test scores
+    are logged elsewhere."""
+    out = {}
+    for key, value in record.items():
+        if key in ("command", "config", "test"):
+            continue
+        if isinstance(value, _SCALAR):
+            out[f"record/{key}"] = value
+        elif isinstance(value, dict):
+            out.update({f"record/{key}/{k}": v for k, v in value.items() if isinstance(v, _SCALAR)})
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[f"record/{key}"] = "+".join(value)
+    return out
 
 
 def _wandb_loggers(trainer: pl.Trainer) -> list:
@@ -206,10 +230,11 @@ class RunRecorder(Callback):
         the folder the first logger versions per run, or a new ``<Model>[-<variant>]-<Data>/<time>[-<id>]``."""
         if self._run_dir is None:
             log_dir = trainer.log_dir or trainer.default_root_dir  # a collective under DDP
-            shared = not trainer.loggers or os.path.normpath(log_dir) == os.path.normpath(
-                str(trainer.loggers[0].save_dir or ""))
+            # Lightning's log_dir is per run only for these loggers (save_dir/name/version_N), else shared
+            first = type(trainer.loggers[0]).__name__ if trainer.loggers else None
+            versioned = first in ("CSVLogger", "TensorBoardLogger")
             folder = str(Path(self.path).parent) if self.path else log_dir
-            if not self.path and shared and trainer.is_global_zero:
+            if not self.path and not versioned and trainer.is_global_zero:
                 folder = self._new_run_dir(trainer, Path(log_dir))
             self._run_dir = Path(trainer.strategy.broadcast(folder))
         return self._run_dir
@@ -302,8 +327,8 @@ class RunRecorder(Callback):
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target) as f:
             json.dump(self.record, f, indent=1, default=str)
-        summary = {f"record/{k}": v for k, v in self.record.items()
-                   if isinstance(v, (str, int, float, bool)) and k != "command"}
-        summary["record/path"] = str(target)
-        for logger in _wandb_loggers(trainer):  # the record's fields in the W&B run summary
-            logger.experiment.summary.update(summary)
+        wandb = _wandb_loggers(trainer)
+        if wandb:  # the record's fields in the W&B run summary
+            summary = {**wandb_summary(self.record), "record/path": str(target)}
+            for logger in wandb:
+                logger.experiment.summary.update(summary)
