@@ -148,7 +148,6 @@ def test_every_config_is_audited():
     files = config_files()
     names = {str(p.relative_to(CONFIGS)) for p in files}
     assert "quickstart.yaml" in names and "baselines/conll2003.yaml" in names
-    assert not any(n.startswith(SKIP_DIRS) for n in names)
 
 
 @pytest.mark.parametrize("path", config_files(), ids=lambda p: str(p.relative_to(CONFIGS)))

@@ -212,10 +212,6 @@ def test_ace_context_of_training_sentences_stays_in_train(name):
     assert left == [[]] + [s.tokens for s in train[:-1]] and right == [s.tokens for s in train[1:]] + [[]]
 
 
-def test_kbp2017():
-    corpus("kbp2017", "train.json", "dev.json", "test.json")  # not shipped (LDC): skips
-
-
 def test_wsj_pos_sample():
     root = corpus("wsj_pos", "combined/wsj_0001.mrg", "tagged/wsj_0001.pos")
     trees = read_ptb_mrg(root / "combined")
