@@ -43,6 +43,8 @@ CONLL_MODELS := configs/baselines/conll2003.yaml configs/psa/conll2003.yaml conf
 
 # Speed tables (markdown, ratios against a peer measured in the same process); see docs/benchmarks.md.
 bench: install
+	$(PY) benchmarks/vs_reference.py --steps 300 --rounds 2
+	$(PY) benchmarks/step_breakdown.py
 	$(PY) benchmarks/crf_speed.py
 	$(PY) benchmarks/read_speed.py
 	$(PY) benchmarks/throughput.py

@@ -253,10 +253,14 @@ class NERDataModule(pl.LightningDataModule):
         sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
                                pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
+        collate = collate or self.collate_fn()
+        if train and isinstance(collate, Collator):  # ids of every training sentence built once, up front
+            for s in sentences:
+                collate.sentence_ids(s)
         # a generator of its own: starting an epoch then draws nothing from the global random state, so the
         # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
         return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
-                      collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
+                      collate_fn=collate, num_workers=self.num_workers,
                       persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
 

@@ -34,7 +34,7 @@ def default_optimizer(params: Iterable) -> torch.optim.Optimizer:
 def fused_if_unset(optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
     """The same optimiser with ``fused=True`` when it is a torch optimiser that has a fused implementation
     and the config left ``fused`` (and ``foreach``) unset: one kernel for the whole update instead of one
-    pass per operation (SGD with momentum: 1.6x faster steps on CPU). ``fused: false`` in the config keeps
+    pass per operation (SGD with momentum: ~1.8x faster on CPU, docs/benchmarks.md). ``fused: false`` keeps
     the plain loop. Falls back to ``optimizer`` where the fused kernel does not support the parameters."""
     defaults = optimizer.defaults
     if defaults.get("fused", False) is not None or defaults.get("foreach") or defaults.get("differentiable"):
@@ -109,7 +109,7 @@ class NERModule(pl.LightningModule):
     def is_logging_step(self) -> bool:
         """Whether this training step's values reach the loggers: every ``trainer.log_every_n_steps`` steps
         (as Lightning writes them) and the epoch's last batch. Per-step values are logged only then, since
-        each ``self.log`` costs about a millisecond of bookkeeping; the written values are the same."""
+        each ``self.log`` call costs milliseconds of Python bookkeeping; the written values are the same."""
         trainer = self.trainer
         return (self.global_step + 1) % max(1, trainer.log_every_n_steps) == 0 or bool(trainer.is_last_batch)
 
