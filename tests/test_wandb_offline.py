@@ -131,7 +131,7 @@ def test_two_wandb_fits_leave_two_records(two_runs):
         assert (p.parent / "config.yaml").is_file()
         run_id = json.loads(p.read_text())["best_checkpoint"].split("/")[-3]
         assert p.parent.name.endswith(run_id)
-    from ner_zoo.compare import load_records
+    from ner_zoo.results.compare import load_records
 
     assert len(load_records([two_runs / "runs"])) == 2  # `ner-zoo compare runs` sees both
 
@@ -223,8 +223,8 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     wandb.Tables in one offline run (a subprocess: the W&B service has written the stream when it exits)."""
     from test_paired import BASE, MODEL, _record
 
-    from ner_zoo.compare import load_records
-    from ner_zoo.paired import paired_rows
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.paired import paired_rows
 
     for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
         _record(tmp_path / "records" / f"min-s{i}", "MIN", None, i, m)

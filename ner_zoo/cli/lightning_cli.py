@@ -32,7 +32,8 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.errors import CheckpointError
 from ner_zoo.training.base import NERModule
-from ner_zoo.training.records import RunRecorder, config_hash, encoder_name, overlay_names
+from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
+from ner_zoo.results.wandb_tables import wandb_has_key
 
 
 def run_identity(config: dict) -> dict:
@@ -88,13 +89,6 @@ class LogConfigCallback(SaveConfigCallback):
             logger.log_hyperparams({"config": config, **run_identity(config)})
             if type(logger).__name__ == "WandbLogger":
                 logger.experiment.define_metric("val/f1", summary="max")
-
-
-def wandb_has_key() -> bool:
-    if os.environ.get("WANDB_API_KEY"):
-        return True
-    netrc = Path(os.environ.get("NETRC", Path.home() / ".netrc"))
-    return netrc.exists() and "api.wandb.ai" in netrc.read_text(errors="ignore")
 
 
 def _short(class_path: str | None) -> str:

@@ -89,6 +89,6 @@ def data_main(argv: Sequence[str]) -> int:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    from ner_zoo.compare import compare_main as run
+    from ner_zoo.results.compare import compare_main as run
 
     return run(argv)

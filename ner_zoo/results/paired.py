@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ner_zoo.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
+from ner_zoo.results.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
                              paper_results, split_cell)
-from ner_zoo.stats import paired_ci, verdict
-from ner_zoo.training.records import config_hash
+from ner_zoo.results.stats import paired_ci, verdict
+from ner_zoo.results.records import config_hash
 
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines)
 PAIRS: list[tuple[tuple[str, str | None], tuple[str, str | None]]] = [

@@ -9,7 +9,15 @@ it later). Each push is a new run: the dashboard keeps every version of the page
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Sequence
+
+
+def wandb_has_key() -> bool:
+    if os.environ.get("WANDB_API_KEY"):
+        return True
+    netrc = Path(os.environ.get("NETRC", Path.home() / ".netrc"))
+    return netrc.exists() and "api.wandb.ai" in netrc.read_text(errors="ignore")
 
 
 def _table(rows: list[dict]):
@@ -28,7 +36,6 @@ def push_tables(project: str, tables: dict[str, list[dict]], command: Sequence[s
     """Log each non-empty table of ``tables`` to a new run of ``project``; returns the run's id."""
     import wandb
 
-    from ner_zoo.cli.lightning_cli import wandb_has_key
 
     mode = "online" if wandb_has_key() or os.environ.get("WANDB_MODE") == "online" else "offline"
     os.makedirs(save_dir, exist_ok=True)

@@ -1,11 +1,11 @@
 """Print a markdown table of every YAML under ``configs/``: path, model, dataset, what it reproduces and the
-paper's number (from ``ner_zoo/resources/paper_results.yaml``) for ``docs/configs.md``.
+paper's number (from ``ner_zoo/results/paper_results.yaml``) for ``docs/configs.md``.
 
 Model and dataset are the short class names of ``model.class_path`` / ``data.class_path``; ablation files
 (``<paper>/ablations/*.yaml``) inherit them from ``<paper>/conll2003.yaml`` (or the folder's first config).
 The description is the first sentence of the file's leading comment block.
 
-Usage: ``python tools/config_table.py [--configs configs] [--output docs/configs.md]``
+Usage: ``python -m ner_zoo.results.config_table [--configs configs] [--output docs/configs.md]``
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-PAPERS = ROOT / "ner_zoo" / "resources" / "paper_results.yaml"
+ROOT = Path(__file__).resolve().parents[2]  # the source checkout (configs/ is not installed)
+PAPERS = Path(__file__).parent / "paper_results.yaml"
 # a sentence ends at ". " unless the period closes an abbreviation common in these headers
 SENTENCE_END = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bSec)(?<!\bcf)(?<!\bvs)(?<!\bEq)(?<!\bFig)(?<!\bTab)\.(\s|$)")
 
