@@ -40,8 +40,6 @@ class TestLocateAndLabelFlat(ModelBattery):
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "regressor_norm": "sigmoid_x_len",
                                    "duplicate_score": "repeat"}}
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestLocateAndLabel.test_print_config (a slow subprocess)")
 
 
 def _model(tmp_path, data=NESTED_DATA, **init) -> LocateAndLabel:

@@ -22,12 +22,12 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ner_zoo.models.dspert import TransformerSpanModel, set_dropout
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
-from ner_zoo.modules.transformer import MINILM, TransformerEncoder
+from ner_zoo.modules.transformer import MINILM, TransformerEncoder, set_dropout
+from ner_zoo.training.context import TransformerSpanModel
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 

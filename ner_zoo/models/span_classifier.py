@@ -24,19 +24,20 @@ crossing (nested task), see :class:`~ner_zoo.training.span_model.SpanModel`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
-from ner_zoo.modules.embeddings import WordEmbedding
+from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
+from ner_zoo.training.words import load_word_vectors
 
 
 class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
@@ -97,26 +98,16 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
                                         nn.Linear(ffn_dim, self.num_classes))
         self.loss = loss if loss is not None else CrossEntropySpanLoss()
 
-    def setup(self, stage: str) -> None:
-        self.index_context(stage)
-        if stage != "fit" or getattr(self, "_fit_prepared", False):
-            return
-        self._fit_prepared = True
-        # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)  # document context
+        # pretrained vectors are read for training; a checkpoint restores trained weights over them
         if self.embeddings_source is not None:
-            words = self.vocabs.words
-            pretrained = WordEmbedding.from_pretrained(words.itos, self.embeddings_source,
-                                                       normalize_digits=words.normalize_digits)
-            with torch.no_grad():
-                self.embedder.words.embedding.weight.copy_(pretrained.embedding.weight)
-            rank_zero_info(f"word vectors from {self.embeddings_source}: {pretrained.stats}")
-        datamodule = getattr(self.trainer, "datamodule", None)
-        if datamodule is not None and hasattr(datamodule, "sentences"):
-            gold = [len(sp) for s in datamodule.sentences("train") for sp in s.spans]
-            long = sum(n > self.max_width for n in gold)
-            if long:
-                rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
-                               f"than max_width={self.max_width} and cannot be predicted")
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        gold = [len(sp) for s in train for sp in s.spans]
+        long = sum(n > self.max_width for n in gold)
+        if long:
+            rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
+                           f"than max_width={self.max_width} and cannot be predicted")
 
     @property
     def context_encoder(self):
