@@ -48,8 +48,11 @@ def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8") -> Itera
     if path.exists() and not path.is_file():
         if path.is_dir():
             raise IsADirectoryError(21, "is a directory, expected a file", str(path))
-        with open(path, "w", encoding=encoding, newline="\n") as f:
-            yield f
+        try:
+            with open(path, "w", encoding=encoding, newline="\n") as f:
+                yield f
+        except OSError as e:  # name the target: a failed write or close has no file name of its own
+            raise OSError(e.errno, e.strerror, str(path)) from None
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
