@@ -112,7 +112,7 @@ def _train_order(dm: NERDataModule) -> list[int]:
 
 
 def train_time(model, batches, device, clip: float) -> float:
-    model.train()
+    model.to(device).train()  # a Trainer's teardown (predict_time) leaves the model on the CPU
     optimizer = model.optimizer_factory(model.parameter_groups())
     sync(device)
     t0 = time.perf_counter()
@@ -127,7 +127,7 @@ def train_time(model, batches, device, clip: float) -> float:
 
 
 def decode_time(model, batches, device) -> float:
-    model.eval()
+    model.to(device).eval()
     sync(device)
     t0 = time.perf_counter()
     with torch.inference_mode():
@@ -188,12 +188,11 @@ def main(argv=None) -> None:
     for name, cfg in configs.items():
         torch.manual_seed(0)
         model = build_model(cfg, vocabs)
-        if hasattr(model, "prepare"):  # HCR: label embeddings and the memory index from the training split
-            model.prepare(train_split)
-        if hasattr(model, "add_context"):  # document context (neighbouring sentences) as in training
-            model.add_context(train_split + test)
+        # as at fit: pretrained vectors, HCR's label embeddings and memory index, document context (+ test)
+        model.prepare(train_split, {})
+        model.add_context(test)
         model = model.to(device)
-        collate = getattr(model, "collate", None) or dm.vocabularies.collator()
+        collate = model.collator
         chunks = [train_ids[i:i + dm.batch_size] for i in range(0, len(train_ids), dm.batch_size)]
         train = [collate([(i, train_split[i]) for i in c]) for c in chunks]
         evals = list(dm._loader(predict_sents, train=False, collate=collate))

@@ -3,9 +3,10 @@ ablation row), paired by seed, with a paired-t 95 % confidence interval and a ve
 
 Two runs are the two arms of one comparison when they share the data and its split, the recipe overlays and
 the training recipe (``trainer`` and ``data`` sections of the config without run-specific keys such as seed,
-paths and ``max_time``, and the model's optimiser arguments), wherever their ``results.json`` lie. Seed ``s`` of the model is paired with seed ``s``
-of the baseline when both trained the same number of epochs (``protocol.epochs``, else ``epochs`` in older
-records) or both stopped early on dev; other seeds are listed in ``left out``, never dropped silently.
+paths and ``max_time``, and the model's optimiser arguments), wherever their ``results.json`` lie. Seed
+``s`` of the model is paired with seed ``s`` of the baseline when both trained the same number of epochs
+(``protocol.epochs``, else ``epochs`` in older records) or both stopped early on dev; other seeds are listed
+in ``left out``, never dropped silently.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ner_zoo.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
-                             paper_results)
+                             paper_results, split_cell)
 from ner_zoo.stats import paired_ci, verdict
 from ner_zoo.training.records import config_hash
 
@@ -102,16 +103,15 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
             ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
             pm, pb = paper(*m, data), paper(*base, data)
             gain = None if pm is None or pb is None else pm["value"] - pb["value"]
-            other_split = [p["split"] for p in (pm, pb) if p and p.get("split") and p["split"] != split]
             need = MIN_SEEDS.get(m[0], min_seeds)
             rows.append({
-                "dataset": data, "split": split, "model": _label(*m), "baseline": _label(*base),
+                "dataset": data, "split": split_cell(split, (pm, pb)), "model": _label(*m), "baseline": _label(*base),
                 "overlay": overlay, "protocol": _protocol([_epochs(a) for a, _ in pairs]), "n": ci.n,
-                "model score": _fmt([_score(a) for a, _ in pairs]), "baseline score": _fmt([_score(b) for _, b in pairs]),
+                "model score": _fmt([_score(a) for a, _ in pairs]),
+                "baseline score": _fmt([_score(b) for _, b in pairs]),
                 "difference": f"{100 * ci.mean:+.2f} ± {100 * ci.std:.2f}",
                 "95% CI": "" if ci.n < 2 else f"[{100 * ci.low:+.2f}, {100 * ci.high:+.2f}]",
-                "paper gain": "" if gain is None else f"{gain:+.2f}" + (f" (paper's split: {other_split[0]})"
-                                                                      if other_split else ""),
+                "paper gain": "" if gain is None else f"{gain:+.2f}",
                 "verdict": verdict(ci, gain, need), "left out": "; ".join(left),
                 "recipe": recipe,
             })

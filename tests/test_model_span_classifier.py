@@ -37,8 +37,6 @@ class TestExhaustiveSpanClassifierFlat(ModelBattery):
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None,
                                    "loss": {"class_path": "ner_zoo.modules.span_losses.FocalSpanLoss"}}}
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestExhaustiveSpanClassifier.test_print_config (a slow subprocess)")
 
 
 def _cli(tmp_path, data=NESTED_DATA, **init):
@@ -93,14 +91,9 @@ def test_length_metrics_logged(tmp_path):
 
 
 def test_warns_about_gold_spans_beyond_max_width(tmp_path):
-    from types import SimpleNamespace
-
     cli = _cli(tmp_path, max_width=1)
-    model = cli.model
-    model._trainer = SimpleNamespace(datamodule=cli.datamodule)  # setup() only reads trainer.datamodule
     with pytest.warns(UserWarning, match=r"longer than max_width=1"):
-        model.setup("fit")
-    model._trainer = None
+        cli.model.prepare(cli.datamodule.sentences("train"), {})
 
 
 def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
@@ -118,6 +111,19 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
     batch = trained.collate(list(enumerate(cli.datamodule.sentences("dev")[:4])))
     with torch.no_grad():
         torch.testing.assert_close(loaded.span_logits(batch)[1], trained.span_logits(batch)[1])
+
+
+def test_labelled_as_sohrab_and_miwa_not_dspert_shallow():
+    """Review L2: the model and its configs must not present it as DSpERT's shallow (L~ = 0) baseline,
+    which is configs/dspert/ablations/shallow.yaml."""
+    import ner_zoo.models.span_classifier as module
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    texts = [module.__doc__] + [p.read_text() for p in sorted((root / "span_classifier").glob("*.yaml"))]
+    for text in texts:
+        assert "Sohrab" in text and "dspert/ablations/shallow.yaml" in text
+        assert "baseline of DSpERT" not in text and 'DSpERT "shallow" ablation adds' not in text
+    assert "variant: shallow" in (root / "dspert" / "ablations" / "shallow.yaml").read_text()
 
 
 def test_locate_and_label_dropout_placement(tmp_path, tiny_bert_dir):  # noqa: F811

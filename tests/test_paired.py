@@ -47,13 +47,15 @@ def _record(folder: Path, model: str, variant: str | None, seed: int, f1: float,
             data: str = "WNUT2017", partial: bool = False, lr: float = 0.01) -> None:
     """A results.json as ``ner-zoo fit`` writes it in its default layout (one folder per run version)."""
     config = {"seed_everything": seed, "variant": variant,
-              "trainer": {"max_epochs": 30, "max_time": "00:00:30:00", "logger": {"init_args": {"name": variant or "min"}}},
+              "trainer": {"max_epochs": 30, "max_time": "00:00:30:00",
+                          "logger": {"init_args": {"name": variant or "min"}}},
               "data": {"class_path": f"ner_zoo.data.{data}", "init_args": {"batch_size": 10}},
               "model": {"class_path": f"ner_zoo.models.{model}", "init_args": {"lr": lr, "use_type": variant is None}}}
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps({
         "model": model, "data": data, "seed": seed, "variant": variant, "config": config, "overlays": [],
-        "data_split": "standard", "protocol": {"epochs": float(epochs), "stopped_by": "max_epochs" if epochs == 30 else "max_time"},
+        "data_split": "standard",
+        "protocol": {"epochs": float(epochs), "stopped_by": "max_epochs" if epochs == 30 else "max_time"},
         "epochs": epochs, "partial_test": partial, "test": {"f1": f1}}))
 
 
@@ -110,8 +112,8 @@ def test_paper_number_marked_when_the_split_differs():
 
     old = {"model": "LocateAndLabel", "data": "GENIA", "seed": 1, "config": {"a": 1}, "test": {"f1": 0.7}}
     new = {**old, "config": {"a": 2}, "data_split": "finkel_manning"}
-    rows = {r["config"]: r["paper"] for r in table_rows([old, new]) if r["seeds"]}
-    assert sorted(rows.values()) == ["80.54", "80.54 (paper's split: finkel_manning, ours: yan2022)"]
+    rows = {r["config"]: (r["split"], r["paper"]) for r in table_rows([old, new]) if r["seeds"]}
+    assert sorted(rows.values()) == [("finkel_manning", "80.54"), ("yan2022 (paper: finkel_manning)", "80.54")]
 
 
 def test_readme_paired_rows_come_from_results():

@@ -107,12 +107,12 @@ def test_merge_duplicates():
 
 def test_soft_nms_step_hand_example():
     # A=[0,5) .9, B=[0,4) .8, C=[1,5) .75, D=[6,8) .5
-    # take A: IoU(A,B)=IoU(A,C)=0.8 > 0.6 -> B .72, C .675; take B: IoU(B,C)=3/5=0.6, not > 0.6 -> C stays
+    # take A: IoU(A,B)=IoU(A,C)=0.8 >= 0.6 -> B .72, C .675; take B: IoU(B,C)=3/5=0.6 >= k (Eq. 18) -> C .6075
     spans = torch.tensor([[0, 4], [0, 5], [6, 8], [1, 5]])
     scores = torch.tensor([0.8, 0.9, 0.5, 0.75])
     idx, final = soft_nms_1d(spans, scores, method="step", iou_threshold=0.6, decay=0.9)
     assert idx.tolist() == [1, 0, 3, 2]
-    assert torch.allclose(final, torch.tensor([0.9, 0.72, 0.675, 0.5]))
+    assert torch.allclose(final, torch.tensor([0.9, 0.72, 0.6075, 0.5]))
     idx, final = soft_nms_1d(spans, scores, score_threshold=0.7)
     assert idx.tolist() == [1, 0]
 

@@ -162,7 +162,7 @@ def test_smooth_l1_and_overlap():
     pred = torch.tensor([[0.0, 4.0], [1.5, 3.0], [5.0, 6.0]])
     gold = torch.tensor([[0.0, 4.0], [1.0, 3.0], [0.0, 2.0]])
     smooth, overlap = smooth_l1_overlap_loss(pred, gold)
-    assert torch.allclose(smooth, torch.tensor([0.0, 0.5 * 0.25 / 2, (4.5 + 3.5) / 2]))
+    assert torch.allclose(smooth, torch.tensor([0.0, 0.5 * 0.25, 4.5 + 3.5]))  # summed over boundaries (Eq. 14)
     # identical -> 0; nested [1.5,3) in [1,3): 1 - 1.5/2; disjoint with gap 3 over hull 6: 1 + 3/6
     assert torch.allclose(overlap, torch.tensor([0.0, 0.25, 1.5]))
 

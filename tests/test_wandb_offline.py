@@ -1,7 +1,8 @@
 """W&B logging without an account: ``ner-zoo fit --config ... --config configs/logging/wandb.yaml`` writes an
-offline run directory whose record stream (``run-*.wandb``, what ``wandb sync`` uploads) holds the resolved
-config, per-epoch ``val/f1`` and a run name, group and tags derived from model, data and seed. (wandb >= 0.2x
-writes ``files/config.yaml`` and ``wandb-summary.json`` only when syncing, so the stream itself is read.)
+offline run directory whose record stream (``run-*.wandb``, what ``wandb sync`` uploads) is decoded here and
+checked for what a dashboard needs: name, group, job type, tags, flat config keys, per-epoch ``val/f1``, the
+summary (best ``val/f1``, the run record's fields) and the per-type / per-length tables. (wandb >= 0.2x writes
+``files/config.yaml`` and ``wandb-summary.json`` only when syncing, so the stream itself is read.)
 """
 
 from __future__ import annotations
@@ -19,32 +20,49 @@ import yaml
 pytest.importorskip("wandb")
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = {
-    "seed_everything": 7,
-    "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
-              "init_args": {"word_dim": 16, "hidden": 16,
-                            "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
-                            "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}},
-    "data": {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 32}},
-    "trainer": {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "enable_progress_bar": False,
-                "enable_model_summary": False, "log_every_n_steps": 1, "num_sanity_val_steps": 0},
-}
+TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "enable_progress_bar": False,
+           "enable_model_summary": False, "log_every_n_steps": 1, "num_sanity_val_steps": 0}
+DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 32}}
+TAGGER = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
+          "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
+                    "init_args": {"word_dim": 16, "hidden": 16,
+                                  "char_encoder": {"class_path": "ner_zoo.modules.CharCNN",
+                                                   "init_args": {"char_dim": 8}},
+                                  "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
+SPAN = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
+        "model": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
+                  "init_args": {"word_dim": 16, "hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
+                                "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
+                                "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 
 
-@pytest.fixture
-def offline_run(tmp_path) -> Path:
-    """Run the fit in ``tmp_path`` (the logging config's relative ``save_dir``s land there)."""
-    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(CONFIG))
+def offline_env(tmp_path: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     env.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DIR=str(tmp_path),
                WANDB_CACHE_DIR=str(tmp_path / "cache"), WANDB_CONFIG_DIR=str(tmp_path / "config"),
                WANDB_DATA_DIR=str(tmp_path / "data"), NETRC=str(tmp_path / "no-netrc"),
                PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "fit", "--config", "tiny.yaml",
-                          "--config", str(ROOT / "configs" / "logging" / "wandb.yaml")],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    return env
+
+
+def fit_offline(cwd: Path, config: dict, *args: str, env: dict | None = None) -> None:
+    """``ner-zoo fit`` with the W&B logging config, in ``cwd`` (the config's relative ``save_dir``s land there)."""
+    path = cwd / f"{config['model']['class_path'].rsplit('.', 1)[-1]}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "fit", "--config", path.name,
+                          "--config", str(ROOT / "configs" / "logging" / "wandb.yaml"), *args],
+                         cwd=cwd, env=env or offline_env(cwd), capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
-    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> Path:
+    """Two fits in one folder: a tagger (no variant), then a span model as variant ``tiny_ablation``; both
+    test the best-on-dev checkpoint after fit."""
+    tmp = tmp_path_factory.mktemp("wandb")
+    fit_offline(tmp, TAGGER, "--test_after_fit", "true")
+    fit_offline(tmp, SPAN, "--test_after_fit", "true", "--variant", "tiny_ablation")
+    return tmp
 
 
 def wandb_records(path: Path) -> list:
@@ -69,33 +87,160 @@ def wandb_records(path: Path) -> list:
     return out
 
 
-def test_offline_run_directory_has_config_and_metrics(offline_run):
-    save_dir = offline_run / "runs" / "wandb"  # trainer.logger[0].init_args.save_dir of configs/logging/wandb.yaml
-    runs = sorted(save_dir.rglob("offline-run-*"))
-    assert len(runs) == 1, f"expected one offline run under {save_dir}, found {runs}"
-    stream = list(runs[0].glob("run-*.wandb"))
-    assert len(stream) == 1
-    records = wandb_records(stream[0])
-    by_kind: dict[str, list] = {}
-    for r in records:
-        by_kind.setdefault(r.WhichOneof("record_type"), []).append(r)
+def _key(item) -> str:
+    return item.key or "/".join(item.nested_key)
 
-    run = by_kind["run"][0].run  # name, group and tags derived from model, data and seed
-    assert run.display_name == "BiLSTMCRF-SampleCorpus-seed7" and run.run_group == "SampleCorpus"
-    assert {"BiLSTMCRF", "SampleCorpus", "seed7"} <= set(run.tags)
 
-    config = {item.key or "/".join(item.nested_key): json.loads(item.value_json)
-              for r in by_kind["config"] for item in r.config.update}
-    resolved = config["config"]  # the full resolved config, logged by LogConfigCallback
-    assert resolved["seed_everything"] == 7 and resolved["model"]["init_args"]["hidden"] == 16
-    assert resolved["data"]["class_path"] == "ner_zoo.data.SampleCorpus"
+def decode_run(run_dir: Path) -> dict:
+    """An offline run folder as ``{run, config, history, summary, tables, exit_codes}`` (summary: the updates
+    merged in order, as ``wandb sync`` would upload it; tables: ``key -> {columns, data}`` of the last log)."""
+    stream = list(run_dir.glob("run-*.wandb"))
+    assert len(stream) == 1, stream
+    out = {"run": None, "config": {}, "history": [], "summary": {}, "tables": {}, "exit_codes": []}
+    for r in wandb_records(stream[0]):
+        kind = r.WhichOneof("record_type")
+        if kind == "run":
+            out["run"] = r.run
+        elif kind == "config":
+            out["config"].update({_key(i): json.loads(i.value_json) for i in r.config.update})
+        elif kind == "history":
+            out["history"].append({_key(i): json.loads(i.value_json) for i in r.history.item})
+        elif kind == "summary":
+            out["summary"].update({_key(i): json.loads(i.value_json) for i in r.summary.update})
+        elif kind == "exit":
+            out["exit_codes"].append(r.exit.exit_code)
+    for row in out["history"]:  # a table is logged as nested keys <key>/_type, <key>/path, ...
+        for key in [k.removesuffix("/_type") for k, v in row.items() if k.endswith("/_type") and v == "table-file"]:
+            out["tables"][key] = json.loads((run_dir / "files" / row[f"{key}/path"]).read_text())
+    return out
 
-    history = [{item.key or "/".join(item.nested_key): item.value_json for item in r.history.item}
-               for r in by_kind["history"]]
-    val_f1 = [float(h["val/f1"]) for h in history if "val/f1" in h]
-    assert len(val_f1) == 2 and all(0.0 <= v <= 1.0 for v in val_f1)  # one per epoch
-    assert any("train/loss" in h for h in history)
-    assert [r.exit.exit_code for r in by_kind.get("exit", [])] == [0], "the run was not finished (wandb.finish)"
 
+def runs_by_name(folder: Path) -> dict[str, dict]:
+    runs = [decode_run(d) for d in sorted((folder / "runs" / "wandb").rglob("offline-run-*"))]
+    return {r["run"].display_name: r for r in runs}
+
+
+def test_two_wandb_fits_leave_two_records(two_runs):
+    records = sorted((two_runs / "runs").rglob("results.json"))
+    assert len(records) == 2, records  # before: both went to runs/wandb/results.json, the second overwrote the first
+    recs = {json.loads(p.read_text())["model"]: p for p in records}
+    tagger, span = recs["BiLSTMCRF"], recs["ExhaustiveSpanClassifier"]
+    assert tagger.parent.parent.name == "BiLSTMCRF-SampleCorpus"
+    assert span.parent.parent.name == "ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus"
+    for p in records:  # the resolved config beside each record; the folder ends with the W&B run id
+        assert (p.parent / "config.yaml").is_file()
+        run_id = json.loads(p.read_text())["best_checkpoint"].split("/")[-3]
+        assert p.parent.name.endswith(run_id)
+    from ner_zoo.compare import load_records
+
+    assert len(load_records([two_runs / "runs"])) == 2  # `ner-zoo compare runs` sees both
+
+
+def test_run_name_group_job_type_tags_and_flat_config(two_runs):
+    runs = runs_by_name(two_runs)
+    assert set(runs) == {"BiLSTMCRF-SampleCorpus-s7", "ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7"}
+    for name, rec_dir in (("BiLSTMCRF-SampleCorpus-s7", "BiLSTMCRF-SampleCorpus"),
+                          ("ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7",
+                           "ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus")):
+        run = runs[name]
+        record = json.loads(next((two_runs / "runs" / "wandb" / rec_dir).rglob("results.json")).read_text())
+        assert run["run"].run_group == f"{rec_dir}-{record['config_hash']}"  # model x variant x data x recipe
+        flat = {k: run["config"][k] for k in ("model", "dataset", "variant", "seed", "encoder", "recipe")}
+        assert flat == {"model": record["model"], "dataset": "SampleCorpus", "variant": record["variant"],
+                        "seed": 7, "encoder": None, "recipe": record["config_hash"]}
+        assert run["config"]["config"]["model"]["init_args"]["hidden"] == 16  # the full resolved config beside
+        assert {"dataset:SampleCorpus", "seed:7", "precision:32-true", "hardware:cpu"} <= set(run["run"].tags)
+        assert run["exit_codes"] == [0], "the run was not finished (wandb.finish)"
+    tagger, span = runs["BiLSTMCRF-SampleCorpus-s7"], runs["ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7"]
+    assert tagger["run"].job_type == "main" and span["run"].job_type == "tiny_ablation"
+    assert {"paper:bilstm_crf", "variant:main"} <= set(tagger["run"].tags)
+    assert {"paper:span_classifier", "variant:tiny_ablation"} <= set(span["run"].tags)
+
+
+def test_summary_holds_best_val_f1_and_the_record(two_runs):
+    for run in runs_by_name(two_runs).values():
+        val_f1 = [h["val/f1"] for h in run["history"] if "val/f1" in h]
+        assert len(val_f1) == 2 and all(0.0 <= v <= 1.0 for v in val_f1)  # one per epoch
+        summary = run["summary"]
+        assert summary["val/f1"] == {"max": max(val_f1)}  # define_metric: best, not last
+        assert [h["val/f1_best"] for h in run["history"] if "val/f1_best" in h] == [val_f1[0], max(val_f1)]
+        record = json.loads((two_runs / summary["record/path"]).read_text())  # relative to the run's cwd
+        for field in ("config_hash", "epochs", "best_epoch", "best_val_f1", "seed", "model", "data_split"):
+            assert summary[f"record/{field}"] == record[field], field
+        assert summary["record/protocol/stopped_by"] == record["protocol"]["stopped_by"]  # paired-comparison keys
+        assert summary["record/overlays"] == "+".join(record["overlays"])
+        assert "record/config" not in summary and "record/test" not in summary
+        assert summary["record/best_val_f1"] == pytest.approx(max(val_f1))
+        assert val_f1[summary["record/best_epoch"]] == max(val_f1)
+        assert summary["test/f1"] == pytest.approx(record["test"]["f1"])  # test of the best-on-dev checkpoint
+
+
+def test_per_type_and_per_length_tables(two_runs):
+    runs = runs_by_name(two_runs)
+    for run in runs.values():
+        table = run["tables"]["test/per_type"]
+        assert table["columns"] == ["type", "precision", "recall", "f1", "support"]
+        assert {row[0] for row in table["data"]} >= {"PER", "LOC", "ORG", "MISC"}
+    span = runs["ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7"]["tables"]["test/f1_by_length"]
+    assert span["columns"] == ["length", "precision", "recall", "f1", "support"]
+    assert [row[0] for row in span["data"]] == ["1", "2", "3", "4-5", "6-9", ">=10"]
+    empty = [row for row in span["data"] if row[4] == 0]
+    assert empty and all(row[2] is None and row[3] is None for row in empty)  # no gold: empty, not F1 0
+    assert "test/f1_by_length" not in runs["BiLSTMCRF-SampleCorpus-s7"]["tables"]  # taggers have no length table
     # the CSV logger alongside still writes the local metrics (no W&B account needed to compare)
-    assert list((offline_run / "runs" / "csv").rglob("metrics.csv"))
+    assert list((two_runs / "runs").glob("csv*/version_*/metrics.csv"))
+
+
+def test_sweep_dry_run_gives_each_trial_its_name_and_record(tmp_path):
+    """The sweep file's own command, with a tiny model/data config before the sampled ``${args}``, run as a
+    W&B agent would (2 trials, offline): distinct names, distinct record folders, the optimised metric."""
+    sweep_file = ROOT / "configs" / "sweeps" / "baseline_lr_dropout.yaml"
+    sweep = yaml.safe_load(sweep_file.read_text())
+    assert sweep["metric"] == {"name": "val/f1_best", "goal": "maximize"}
+    assert sweep["early_terminate"]["type"] == "hyperband"
+    (tmp_path / "configs").symlink_to(ROOT / "configs")  # the command names configs relative to the repository
+    tiny = {**TAGGER, "trainer": {**TRAINER, "max_epochs": 1},
+            "data": {**DATA, "init_args": {**DATA["init_args"], "embeddings": None}},
+            "model": {**TAGGER["model"], "init_args": {**TAGGER["model"]["init_args"], "embeddings": None}}}
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(tiny))
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "sweep_dry_run.py"), str(sweep_file), "--trials", "2",
+                          "--before-args", "--config", "tiny.yaml"], cwd=tmp_path, env=offline_env(tmp_path),
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    runs = runs_by_name(tmp_path)
+    assert len(runs) == 2 and all(n.startswith("BiLSTMCRF-SampleCorpus-s7-") for n in runs)  # one name per trial
+    lrs = {r["config"]["config"]["model"]["init_args"]["optimizer"]["init_args"]["lr"] for r in runs.values()}
+    assert len(lrs) == 2  # the sampled values reached the runs
+    records = sorted((tmp_path / "runs").rglob("results.json"))
+    assert len(records) == 2 and records[0].parent != records[1].parent
+    for run in runs.values():
+        assert run["summary"]["val/f1_best"] == max(h["val/f1"] for h in run["history"] if "val/f1" in h)
+        assert run["run"].display_name.endswith(run["run"].run_id)
+
+
+def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
+    """``ner-zoo compare --wandb PROJECT``: the paired-comparison and results tables of ``docs/results.md`` as
+    wandb.Tables in one offline run (a subprocess: the W&B service has written the stream when it exits)."""
+    from test_paired import BASE, MODEL, _record
+
+    from ner_zoo.compare import load_records
+    from ner_zoo.paired import paired_rows
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / "records" / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / "records" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "compare", "records", "--only-runs",
+                          "--wandb", "zoo-results"], cwd=tmp_path, env=offline_env(tmp_path),
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    runs = [decode_run(d) for d in (tmp_path / "runs" / "wandb").rglob("offline-run-*")]
+    assert len(runs) == 1
+    run = runs[0]
+    assert (run["run"].display_name, run["run"].job_type, run["run"].project) == ("results", "compare", "zoo-results")
+    expected = paired_rows(load_records([tmp_path / "records"]))
+    paired = run["tables"]["paired"]
+    assert paired["columns"] == list(expected[0]) and len(paired["data"]) == len(expected) == 1
+    row = dict(zip(paired["columns"], paired["data"][0]))
+    assert row["verdict"] == "reproduced" and row["difference"] == expected[0]["difference"]
+    results = run["tables"]["results"]
+    assert {dict(zip(results["columns"], r))["model"] for r in results["data"]} == {"MIN", "MIN (ner_only)"}

@@ -5,8 +5,12 @@
   :class:`LatestCheckpoint` writes ``last.ckpt`` every epoch and at a Ctrl-C/SIGTERM (resume with
   ``--ckpt_path last``).
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
-  offline (nothing hangs without network) and gets its name, group and tags from the model and dataset.
-* The fully resolved config is saved to the run folder and sent to every logger.
+  offline (nothing hangs without network). Its name is ``<Model>[-<variant>]-<Data>-s<seed>``, its group
+  ``<Model>[-<variant>]-<Data>-<recipe hash>`` (the seeds of one recipe), its ``job_type`` the variant, and its
+  tags ``key:value`` pairs (paper, dataset, variant, overlay, encoder, seed, precision, hardware); ``val/f1``
+  summarises to its maximum. A file logger's name gets ``-<variant>`` so variants log to separate folders.
+* The fully resolved config is saved to the run's folder (:meth:`RunRecorder.run_dir`) and sent to every
+  logger, with flat keys ``model, dataset, variant, seed, encoder, overlays, recipe`` beside it.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ import json
 import os
 import sys
 import warnings
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional
 
 import lightning.pytorch as pl
+import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
 from lightning.pytorch.utilities.exceptions import SIGTERMException
@@ -26,20 +32,62 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.errors import CheckpointError, NerZooError
 from ner_zoo.training.base import NERModule
-from ner_zoo.training.records import RunRecorder
+from ner_zoo.training.records import RunRecorder, config_hash, encoder_name, overlay_names
+
+
+def run_identity(config: dict) -> dict:
+    """The flat keys a dashboard groups runs by, from a resolved config (a plain dict).
+
+    ``overlays`` are the ``configs/experiments/*.yaml`` files among the ``--config`` files.
+    """
+    model_cfg = config.get("model") or {}
+    overlays = overlay_names([str(p) for p in config.get("config") or []])
+    data_cfg = config.get("data") or {}
+    return {"model": _short(model_cfg.get("class_path")), "dataset": _short(data_cfg.get("class_path")),
+            "variant": config.get("variant"), "seed": config.get("seed_everything"),
+            "encoder": encoder_name(model_cfg.get("init_args") or {}), "overlays": "+".join(overlays) or None,
+            "recipe": config_hash(config)}
+
+
+def _paper(class_path: str | None) -> str:
+    """The model file (one per paper) defining ``class_path``: ``ner_zoo.models.PSA`` -> ``psa``."""
+    try:
+        module, name = (class_path or "").rsplit(".", 1)
+        return getattr(import_module(module), name).__module__.rsplit(".", 1)[-1]
+    except (ValueError, ImportError, AttributeError):
+        return _short(class_path)
+
+
+def _tag(key: str, value: Any) -> str:
+    return f"{key}:{value}"[:64]  # W&B's tag length limit
 
 
 class LogConfigCallback(SaveConfigCallback):
-    """Save ``config.yaml`` in the run folder and log the resolved config to every logger."""
+    """Save ``config.yaml`` in the run's folder and log the resolved config (and its flat keys) to every logger."""
+
+    def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        if self.already_saved:
+            return
+        config = json.loads(self.parser.dump(self.config, format="json"))
+        recorder = next((c for c in trainer.callbacks if isinstance(c, RunRecorder)), None)
+        if recorder is not None:
+            recorder.config = config
+            recorder.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]
+        folder = recorder.run_dir(trainer) if recorder else Path(trainer.log_dir)  # collectives under DDP
+        if trainer.is_global_zero:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.parser.save(self.config, str(folder / self.config_filename), skip_none=False,
+                             overwrite=self.overwrite, multifile=self.multifile)
+            self.save_config(trainer, pl_module, stage)
+            self.already_saved = True
+        self.already_saved = trainer.strategy.broadcast(self.already_saved)
 
     def save_config(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         config = json.loads(self.parser.dump(self.config, format="json"))
         for logger in trainer.loggers:
-            logger.log_hyperparams({"config": config})
-        for callback in trainer.callbacks:
-            if isinstance(callback, RunRecorder):
-                callback.config = config
-                callback.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]
+            logger.log_hyperparams({"config": config, **run_identity(config)})
+            if type(logger).__name__ == "WandbLogger":
+                logger.experiment.define_metric("val/f1", summary="max")
 
 
 def wandb_has_key() -> bool:
@@ -83,6 +131,9 @@ class NERZooCLI(LightningCLI):
         kwargs.setdefault("parser_kwargs", {"default_env": False, **strict,
                                             **{c: dict(strict) for c in ("fit", "validate", "test", "predict")}})
         kwargs.setdefault("auto_configure_optimizers", False)
+        argv = kwargs.get("args")
+        argv = sys.argv[1:] if argv is None else argv  # None: LightningCLI reads sys.argv
+        self.command = " ".join(["ner-zoo", *map(str, argv)]) if isinstance(argv, (list, tuple)) else None
         super().__init__(NERModule, NERDataModule, *args, **kwargs)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
@@ -103,22 +154,46 @@ class NERZooCLI(LightningCLI):
 
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand] if self.subcommand else self.config
-        model = _short(config.get("model", {}).get("class_path"))
-        data = _short(config.get("data", {}).get("class_path"))
         loggers = config.get("trainer", {}).get("logger")
-        for logger in loggers if isinstance(loggers, list) else [loggers]:
-            if not hasattr(logger, "get") or not str(logger.get("class_path", "")).endswith("WandbLogger"):
-                continue
-            args = logger["init_args"]
-            if not wandb_has_key() and os.environ.get("WANDB_MODE") not in ("online", "disabled"):
-                args["offline"] = True
-            if args.get("name") in (None, "", "lightning_logs"):
-                args["name"] = f"{model}-{data}-seed{config.get('seed_everything')}"
-            extra = dict(logger.get("dict_kwargs") or {})
-            extra.setdefault("group", data)
-            tags = list(extra.get("tags") or [])
-            extra["tags"] = tags + [t for t in (model, data, f"seed{config.get('seed_everything')}") if t not in tags]
-            logger["dict_kwargs"] = extra
+        loggers = [lg for lg in (loggers if isinstance(loggers, list) else [loggers]) if hasattr(lg, "get")]
+        if not loggers:
+            return
+        parser = self._parser(self.subcommand)
+        run = run_identity(json.loads(parser.dump(config, format="json")))
+        for logger in loggers:
+            args, kind = logger["init_args"], str(logger.get("class_path", ""))
+            if kind.endswith(("CSVLogger", "TensorBoardLogger")) and run["variant"]:
+                name = args.get("name") or "lightning_logs"
+                args["name"] = name if name.endswith(f"-{run['variant']}") else f"{name}-{run['variant']}"
+            if kind.endswith("WandbLogger"):
+                self._configure_wandb(logger, config, run)
+
+    @staticmethod
+    def _configure_wandb(logger: Any, config: Any, run: dict) -> None:
+        """Offline without a key; name, group, job_type and tags from the run's identity (kept when set)."""
+        args = logger["init_args"]
+        if not wandb_has_key() and os.environ.get("WANDB_MODE") not in ("online", "disabled"):
+            args["offline"] = True
+        label = "-".join(x for x in (run["model"], run["variant"], run["dataset"]) if x)
+        if args.get("name") in (None, "", "lightning_logs"):
+            # a sweep agent sets WANDB_RUN_ID: trials of one seed need distinct names
+            in_sweep = os.environ.get("WANDB_SWEEP_ID") and os.environ.get("WANDB_RUN_ID")
+            trial = f"-{os.environ['WANDB_RUN_ID']}" if in_sweep else ""
+            args["name"] = f"{label}-s{run['seed']}{trial}"
+        trainer = config.get("trainer", {})
+        accelerator = str(trainer.get("accelerator") or "auto")
+        hardware = torch.cuda.get_device_name(0) if accelerator != "cpu" and torch.cuda.is_available() else "cpu"
+        extra = dict(logger.get("dict_kwargs") or {})
+        extra.setdefault("group", f"{label}-{run['recipe']}")
+        extra.setdefault("job_type", run["variant"] or "main")
+        tags = list(extra.get("tags") or [])
+        new = [_tag("paper", _paper(config.get("model", {}).get("class_path"))), _tag("dataset", run["dataset"]),
+               _tag("variant", run["variant"] or "main"), _tag("seed", run["seed"]),
+               _tag("precision", trainer.get("precision") or "32-true"), _tag("hardware", hardware)]
+        new += [_tag("overlay", o) for o in (run["overlays"] or "").split("+") if o]
+        new += [_tag("encoder", run["encoder"])] if run["encoder"] else []
+        extra["tags"] = tags + [t for t in new if t not in tags]
+        logger["dict_kwargs"] = extra
 
     def instantiate_classes(self) -> None:
         """As LightningCLI's, but the project's own error inside a class (a missing encoder, bad data) comes out
@@ -154,7 +229,11 @@ class NERZooCLI(LightningCLI):
         best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
         if best is not None and not best.save_last:
             callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
-        return super()._instantiate_trainer(config, callbacks)
+        trainer = super()._instantiate_trainer(config, callbacks)
+        for callback in trainer.callbacks:
+            if isinstance(callback, RunRecorder):
+                callback.command = self.command
+        return trainer
 
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit"):

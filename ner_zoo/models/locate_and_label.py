@@ -8,49 +8,59 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
 
 * §2.1 encoder ``h = BiLSTM([glove; char BiLSTM; POS; transformer(sentence with one neighbour each
   side)])``: :meth:`LocateAndLabel.token_states` (pieces shared with the exhaustive span classifier).
+  POS only when the data has the column (none of the shipped corpora does: warned at setup; a data
+  module's ``predicted_columns`` can add tags from a zoo POS tagger); ``results.json`` lists ``features_used``.
   Dropout as the code (§3.3 "a dropout before the filter, regressor and entity classifier"): ``embed_dropout``
   on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
   ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
   same placement.
-* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (code's window set + every gold span;
+* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (``train_widths``: the configs use Table 6,
+  ACE04 [1-7, 9, 11, 13, 15] and GENIA [1-10], so the regressor must reach lengths never seeded; every gold span;
   pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
   sentence, resampled every step from ``(sample_seed, global_step)``).
 * Eq. 1-3 filter ``sigmoid(MLP([max-pool; h_st; h_ed]))``, Eq. 4-5 regressor ``MLP([max-pool; h_{st-1};
   h_{ed+1}])`` (signed; ``regressor_norm`` gives the code's ``sigmoid x length``), Eq. 6-7 rounding
-  ``floor(t + 1/2)``, Eq. 8-10 classifier on the adjusted span: :meth:`LocateAndLabel.propose`. An
-  adjustment with ``start >= end`` or outside the sentence is *illegal* (code): reverted to the seed,
-  excluded from the classifier loss and from decoding.
+  ``floor(t + 1/2)``, Eq. 8-10 classifier on the adjusted span: :meth:`LocateAndLabel.propose`. A
+  boundary outside the sentence is clamped into it (Eq. 6-7; ``out_of_range: illegal`` = the code, which
+  drops such spans). An adjustment with ``start >= end`` (or, under ``illegal``, outside the sentence) is
+  *illegal*: reverted to the seed, excluded from the classifier loss and from decoding.
 * Eq. 11 soft-example weights: :func:`soft_weights`, applied per example (not the code's broadcast).
-* Eq. 12 focal filter loss, Eq. 13-15 smooth-L1 + overlap on the unrounded boundaries (positives), Eq. 16
-  focal classifier loss (code; paper says CE: ``gamma = 0``), targets recomputed online from the
-  rounded adjusted span (hit iff IoU with the paired gold >= alpha2), Eq. 17 weighted sum:
-  :meth:`LocateAndLabel.loss_terms` / :meth:`LocateAndLabel.compute_loss` (means over valid examples).
+* Eq. 12 focal filter loss (``gamma``), Eq. 13-15 smooth-L1 summed over the two boundaries (Eq. 14) +
+  overlap, on the unrounded boundaries (positives), Eq. 16 classifier cross-entropy (``classifier_gamma:
+  0``; the code's focal loss: 2), targets recomputed online from the rounded adjusted span (hit iff IoU
+  with the paired gold >= alpha2), Eq. 17 weighted sum: :meth:`LocateAndLabel.loss_terms` /
+  :meth:`LocateAndLabel.compute_loss` (means over valid examples).
 * Table 3 ablations: ``use_regressor: false`` (offsets 0, the code's ``no_regressor``), ``use_filter: false``
   (every legal span is classified), ``nms_decay: 1`` (w/o Soft-NMS), ``eta: 0`` (w/o soft examples);
   configs in ``configs/locate_and_label/ablations/``.
 * §2.6 / Alg. 1 decoding: :meth:`LocateAndLabel.select_proposals`: keep argmax != NONE, filter-passed,
-  legal proposals; merge duplicates (first in enumeration order), drop crossing candidates, step Soft-NMS
-  (decay ``u``, IoU ``k``), keep score > delta. Evaluation enumerates every width up to the largest.
+  legal proposals; merge duplicates (first in enumeration order), step Soft-NMS (Eq. 18: decay ``u`` when
+  IoU >= ``k``), keep score > delta. Evaluation enumerates every width up to the largest. Crossing
+  removal is not in the paper (``crossing: off``); ``code`` reproduces the official evaluator (every
+  candidate crossing another dropped before Soft-NMS and delta), ``after_threshold`` drops the worse of
+  each crossing pair after delta.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.schema import Span
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
-from ner_zoo.modules.span_decoding import crossing_matrix, decode_batch, same_span_matrix, soft_nms_batch
+from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
+                                           soft_nms_batch)
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.training.words import load_word_vectors
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
 
@@ -129,7 +139,9 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
         freeze_embeddings: keep word vectors fixed (the code freezes GloVe).
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM``), or null.
-        pos_feature: name of a POS column in ``vocabs.features``; embedded when present (skipped otherwise).
+        pos_feature: name of a POS column in ``vocabs.features``; embedded when present, otherwise skipped
+            with a warning (add ``features: [pos]`` to the data, and a ``pos`` column: read from the files or
+            ``predicted_columns`` of the data module).
         pos_dim: POS embedding size (code 25, paper 50).
         features: optional word-level transformer (``ner_zoo.modules.transformer.TransformerEncoder``); with
             ``context: 1`` it sees one neighbouring sentence of the document on each side.
@@ -144,7 +156,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         alpha1: a seed is a positive (filter, regressor) iff its best IoU with a gold span is > alpha1.
         alpha2: an adjusted span is a hit (classifier) iff its IoU with the paired gold is >= alpha2.
         eta: soft-example focusing parameter (0: hard examples).
-        gamma: focal loss parameter of the filter and the classifier (0: cross-entropy).
+        gamma: focal loss parameter of the filter (Eq. 12).
+        classifier_gamma: focal loss parameter of the classifier (paper Eq. 16: 0, cross-entropy; code: 2).
         neg_ratio: negatives kept per positive seed in each sentence (``None``: all).
         neg_extra: extra negatives per sentence (code: 2).
         sample_seed: seed of the negative sampling (combined with the global step).
@@ -162,6 +175,12 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             regressor", the code's ``no_regressor``).
         use_filter: ``False``: no filter head and no filter loss; every legal span goes to the classifier
             (Table 3 "w/o filter").
+        crossing: removal of crossing candidates, which the paper does not have: ``off`` (paper: Soft-NMS
+            then delta), ``after_threshold`` (then, greedily by final score, drop a kept span crossing a
+            better one), ``code`` (the official evaluator: before Soft-NMS and delta, every candidate
+            crossing another is dropped, both members of a pair).
+        out_of_range: an adjusted boundary outside the sentence is ``clamp``-ed into it (paper Eq. 6-7) or
+            makes the span ``illegal`` (code). A span left empty (start >= end) is illegal either way.
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
 
@@ -172,6 +191,7 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                  dropout: float = 0.5,
                  ffn_dim: int = 1024, train_widths: list[int] | int = ACE05_LENGTHS, eval_width: int | None = None,
                  alpha1: float = 0.7, alpha2: float = 1.0, eta: float = 1.0, gamma: float = 2.0,
+                 classifier_gamma: float = 0.0,
                  neg_ratio: float | None = 5.0, neg_extra: int = 2, sample_seed: int = 47,
                  regressor_norm: Literal["none", "sigmoid_x_len", "tanh_x_len"] = "none",
                  filter_weight: float = 1.0, offset_weight: float = 0.1, overlap_weight: float = 0.1,
@@ -179,13 +199,18 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                  nms_decay: float = 0.9, nms_iou: float = 0.6,
                  nms_method: Literal["step", "linear", "gaussian", "hard"] = "step",
                  duplicate_score: Literal["none", "sum", "repeat"] = "none", use_regressor: bool = True,
-                 use_filter: bool = True, **kwargs: Any):
+                 use_filter: bool = True, crossing: Literal["off", "after_threshold", "code"] = "off",
+                 out_of_range: Literal["clamp", "illegal"] = "clamp", **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         if regressor_norm not in ("none", "sigmoid_x_len", "tanh_x_len"):
             raise ValueError(f"regressor_norm must be none, sigmoid_x_len or tanh_x_len, got {regressor_norm!r}")
         if duplicate_score not in ("none", "sum", "repeat"):
             raise ValueError(f"duplicate_score must be none, sum or repeat, got {duplicate_score!r}")
+        if crossing not in ("off", "after_threshold", "code"):
+            raise ValueError(f"crossing must be off, after_threshold or code, got {crossing!r}")
+        if out_of_range not in ("clamp", "illegal"):
+            raise ValueError(f"out_of_range must be clamp or illegal, got {out_of_range!r}")
         self.train_widths = normalize_widths(train_widths)
         self.eval_width = int(eval_width or self.train_widths[-1])
         self.embeddings_source = embeddings
@@ -207,13 +232,18 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         self.proposal_metrics = nn.ModuleDict({stage: ProposalsPerGold() for stage in ("val", "test")})
 
     # setup -------------------------------------------------------------------------------------------------
-    def setup(self, stage: str) -> None:
-        self.index_context(stage)
-        if stage != "fit" or getattr(self, "_fit_prepared", False):
-            return
-        self._fit_prepared = True
-        if self.embeddings_source is not None:  # read once for training; checkpoints restore trained weights
-            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+    @property
+    def features_used(self) -> list[str]:
+        return [self.pos_feature] if self.pos_feature else []
+
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)  # document context
+        if self.hparams.pos_feature and not self.pos_feature:
+            rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
+                           f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
+                           "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
+        if self.embeddings_source is not None:  # read for training; checkpoints restore trained weights
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     @property
     def context_encoder(self):
@@ -244,10 +274,14 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             raw = self.regressor(torch.cat([pool, outer], -1)).float()
             n = lengths.view(-1, 1, 1).float()
             norm = self.hparams.regressor_norm
-            offsets = raw if norm == "none" else (torch.sigmoid(raw) if norm == "sigmoid_x_len" else torch.tanh(raw)) * n
+            squash = torch.sigmoid if norm == "sigmoid_x_len" else torch.tanh
+            offsets = raw if norm == "none" else squash(raw) * n
         else:  # w/o regressor: the seeds are the proposals
             offsets = torch.zeros(*seeds.shape, device=h.device)
         adjusted = seeds + torch.floor(offsets.detach() + 0.5).long()  # Eq. 6-7 (no gradient through rounding)
+        if self.hparams.out_of_range == "clamp":  # Eq. 6-7: max(0, st), min(L - 1, ed)
+            adjusted = torch.stack([adjusted[..., 0].clamp(min=0),
+                                    torch.minimum(adjusted[..., 1], lengths.unsqueeze(1))], -1)
         illegal = ((adjusted[..., 0] >= adjusted[..., 1]) | (adjusted[..., 0] < 0)
                    | (adjusted[..., 1] > lengths.unsqueeze(1))) & mask
         adjusted = torch.where(illegal.unsqueeze(-1), seeds, adjusted)
@@ -316,12 +350,12 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         target = torch.where(hit, labels, torch.zeros_like(labels))
         cls_mask = mask & ~p.illegal
         w2 = soft_weights(iou2, hit, hp.eta)
-        l_cls = (focal_loss(p.class_logits, target, hp.gamma) * w2 * cls_mask).sum() / cls_mask.sum().clamp(min=1)
+        l_cls = focal_loss(p.class_logits, target, hp.classifier_gamma) * w2 * cls_mask
+        l_cls = l_cls.sum() / cls_mask.sum().clamp(min=1)
         return {"filter": l_filter, "offset": l_offset, "overlap": l_overlap, "classifier": l_cls,
                 "illegal": (p.illegal & mask).float().sum() / mask.sum().clamp(min=1)}
 
     def compute_loss(self, batch: SpanBatch) -> Tensor:
-        batch = self.span_batch(batch)
         self.check_gold(batch)
         t, hp = self.loss_terms(batch), self.hparams
         return (hp.filter_weight * t["filter"] + hp.offset_weight * t["offset"] + hp.overlap_weight * t["overlap"]
@@ -333,8 +367,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         """§2.6 on a padded batch of candidates (all ``[B, N]``; ``spans [B, N, 2]``).
 
         Merge duplicates (the first in enumeration order stands for its (start, end); others with another
-        label are dropped), drop every candidate crossing another, step Soft-NMS, keep score > delta (and,
-        for the flat task, greedy non-overlap).
+        label are dropped), step Soft-NMS, keep score > delta (and, for the flat task, greedy non-overlap).
+        Crossing candidates: see ``crossing``.
 
         Returns:
             ``(kept [B, N] bool, final scores [B, N])``.
@@ -351,11 +385,15 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             sc = (same_label * sc.unsqueeze(1)).sum(-1)
         elif hp.duplicate_score == "repeat":
             sc = sc * same_label.sum(-1)
-        valid = rep & ~(crossing_matrix(cand) & (rep.unsqueeze(2) & rep.unsqueeze(1))).any(-1)
+        valid = rep
+        if hp.crossing == "code":  # before Soft-NMS and delta; both members of a crossing pair go
+            valid = rep & ~(crossing_matrix(cand) & (rep.unsqueeze(2) & rep.unsqueeze(1))).any(-1)
         final, _ = soft_nms_batch(cand, sc, valid, hp.nms_method, hp.nms_iou, hp.nms_decay)
         chosen = valid & (final > hp.score_threshold)
         if not self.nested:
             chosen = decode_batch(cand, final, chosen, nested=False)
+        elif hp.crossing == "after_threshold":
+            chosen = greedy_select_batch(final, crossing_matrix(cand), chosen)
         kept = torch.zeros_like(keep).scatter(1, pick, chosen)
         return kept, torch.zeros_like(scores, dtype=torch.float).scatter(1, pick, final * chosen)
 
@@ -387,14 +425,14 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         return int(self.eval_proposals(batch)[1].sum())
 
     # metrics -----------------------------------------------------------------------------------------------
-    def _eval_step(self, batch: Batch, stage: str) -> None:
+    def eval_step(self, batch: Batch, stage: str) -> None:
         preds, proposals = self.decode_counting(batch)
         gold = self.gold(batch)
         self.update_metrics(stage, preds, gold)
         self.proposal_metrics[stage].update(proposals, sum(len(g) for g in gold))
 
-    def _log_metric(self, stage: str) -> dict:
-        result = super()._log_metric(stage)
+    def log_metrics(self, stage: str) -> dict:
+        result = super().log_metrics(stage)
         self.log(f"{stage}/proposals_per_gold", float(self.proposal_metrics[stage].compute()))
         self.proposal_metrics[stage].reset()
         return result

@@ -2,16 +2,19 @@
 
 Both take character ids ``[B, L, C]`` (0 = padding; a word's characters left-aligned, padding words all
 zero) and return one vector per word, ``[B, L, output_dim]``, zero for padding words. Only real words
-are encoded: they are gathered from the batch first, so cost follows the number of words, not ``B*L``.
+are encoded: they are gathered from the batch first, so cost follows the number of words, not ``B*L``
+(the char BiLSTM encodes each distinct word of a batch once when it has no dropout).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
 
 from ner_zoo.modules.precision import autocast_off, to_fp32
+from ner_zoo.modules.rnn import bilstm
 
 
 def _real_words(chars: torch.Tensor, padding_idx: int):
@@ -52,17 +55,26 @@ class CharBiLSTM(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.lstm = nn.LSTM(char_dim, hidden, batch_first=True, bidirectional=True)
         self.output_dim = 2 * hidden
+        self.half_on_cuda = False  # set by ner_zoo.training.HalfPrecisionLSTM: cuDNN LSTM in the autocast type
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        """``[B, L, C]`` char ids -> ``[B, L, 2 * hidden]`` (fp32; zero rows for padding words)."""
+        """``[B, L, C]`` char ids -> ``[B, L, 2 * hidden]`` (fp32, or the autocast type with ``half_on_cuda``
+        on CUDA; zero rows for padding words)."""
         index, words, lengths = _real_words(chars, self.padding_idx)
         if index.numel() == 0:
             return self.embedding.weight.new_zeros(*chars.shape[:2], self.output_dim)
+        inverse = None
+        if not (self.training and self.dropout.p > 0):  # no dropout: a word's vector is the same everywhere,
+            words, inverse = torch.unique(words, dim=0, return_inverse=True)  # so encode each distinct word once
+            lengths = (words != self.padding_idx).sum(1)
         x = self.dropout(self.embedding(words))
-        with autocast_off(x):  # no bf16 LSTM kernels on many CPUs; fp32 everywhere for one code path
-            packed = pack_padded_sequence(to_fp32(x), lengths.cpu(), batch_first=True, enforce_sorted=False)
-            _, (h, _) = self.lstm(packed)  # h: [2, N, hidden], already in the input order
-            vectors = torch.cat([h[0], h[1]], 1)
+        half = self.half_on_cuda and x.is_cuda and torch.is_autocast_enabled("cuda")
+        with nullcontext() if half else autocast_off(x):  # no bf16 LSTM kernels on many CPUs
+            out = bilstm(self.lstm, x if half else to_fp32(x), lengths)
+            h = self.lstm.hidden_size  # final states: forward at the last char, backward at the first
+            vectors = torch.cat([out[torch.arange(len(lengths), device=out.device), lengths - 1, :h], out[:, 0, h:]], 1)
+        if inverse is not None:
+            vectors = vectors[inverse]
         return _scatter_words(chars, index, vectors, self.output_dim)
 
 

@@ -171,9 +171,9 @@ def soft_nms_batch(spans: Tensor, scores: Tensor, valid: Tensor | None = None,
 
     Decay of a remaining span with IoU ``o`` to the span just taken:
 
-    * ``step``: times ``decay`` if ``o > iou_threshold`` (Locate-and-Label: ``u = 0.9``, ``k = 0.6``);
-    * ``linear``: times ``1 - o`` if ``o > iou_threshold``; ``gaussian``: times ``exp(-o^2 / sigma)``;
-    * ``hard``: to 0 if ``o > iou_threshold`` (classic NMS).
+    * ``step``: times ``decay`` if ``o >= iou_threshold`` (Locate-and-Label Eq. 18: ``u = 0.9``, ``k = 0.6``);
+    * ``linear``: times ``1 - o`` if ``o >= iou_threshold``; ``gaussian``: times ``exp(-o^2 / sigma)``;
+    * ``hard``: to 0 if ``o >= iou_threshold`` (classic NMS).
 
     Args:
         spans: ``[B, N, 2]``; scores: ``[B, N]``; valid: ``[B, N]`` real candidates.
@@ -199,13 +199,13 @@ def soft_nms_batch(spans: Tensor, scores: Tensor, valid: Tensor | None = None,
         remaining[rows, i] = False
         o = iou[rows, i]  # [B, N]
         if method == "step":
-            factor = torch.where(o > iou_threshold, decay, 1.0)
+            factor = torch.where(o >= iou_threshold, decay, 1.0)
         elif method == "linear":
-            factor = torch.where(o > iou_threshold, 1 - o, 1.0)
+            factor = torch.where(o >= iou_threshold, 1 - o, 1.0)
         elif method == "gaussian":
             factor = torch.exp(-(o ** 2) / sigma)
         else:
-            factor = torch.where(o > iou_threshold, 0.0, 1.0)
+            factor = torch.where(o >= iou_threshold, 0.0, 1.0)
         s = torch.where(remaining & live.unsqueeze(1), s * factor, s)
     return s, rank
 

@@ -63,12 +63,12 @@ def smooth_l1_overlap_loss(pred: Tensor, target: Tensor, beta: float = 1.0) -> t
         beta: smooth-L1 threshold.
 
     Returns:
-        ``smooth_l1 [N]``: mean over the two boundaries of smooth-L1(pred - target) (the seed cancels, so
-        this equals the loss on offsets); ``overlap [N]``: ``1 - (min(ends) - max(starts)) / (max(ends) -
+        ``smooth_l1 [N]``: sum over the two boundaries of smooth-L1(pred - target), as Eq. 14 (the seed
+        cancels, so this equals the loss on offsets); ``overlap [N]``: ``1 - (min(ends) - max(starts)) / (max(ends) -
         min(starts))``, i.e. 1 - 1-D GIoU (a gap between the spans makes the ratio negative).
     """
     pred, target = pred.float(), target.float()
-    smooth = F.smooth_l1_loss(pred, target, reduction="none", beta=beta).mean(-1)
+    smooth = F.smooth_l1_loss(pred, target, reduction="none", beta=beta).sum(-1)
     inter = torch.minimum(pred[:, 1], target[:, 1]) - torch.maximum(pred[:, 0], target[:, 0])
     hull = torch.maximum(pred[:, 1], target[:, 1]) - torch.minimum(pred[:, 0], target[:, 0])
     return smooth, 1 - inter / hull.clamp(min=1e-6)

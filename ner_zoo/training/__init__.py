@@ -1,3 +1,4 @@
 from ner_zoo.training.schedulers import InverseTimeDecay, LinearWarmupDecay
+from ner_zoo.training.speed import CompileModules, HalfPrecisionLSTM
 
-__all__ = ["InverseTimeDecay", "LinearWarmupDecay"]
+__all__ = ["CompileModules", "HalfPrecisionLSTM", "InverseTimeDecay", "LinearWarmupDecay"]

@@ -1,15 +1,28 @@
-"""Shared LightningModule for every model of the zoo: optimisation, evaluation, logging, prediction.
+"""Shared LightningModule for every model of the zoo: lifecycle, optimisation, evaluation, logging, prediction.
 
-A model subclasses :class:`NERModule` and implements ``compute_loss(batch)`` and ``decode(batch)``;
-``decode`` returns, per sentence, predicted spans (NER, chunking) or predicted tags (POS tagging).
+A model subclasses :class:`NERModule` (usually through ``SequenceTagger`` or ``SpanModel``) and implements
+``compute_loss(batch)`` and ``decode(batch)``; ``decode`` returns, per sentence, predicted spans (NER,
+chunking) or predicted tags (POS tagging). The lifecycle hooks it may override:
+
+* ``make_collator()``: the callable that turns ``(index, Sentence)`` items into a batch (default: the
+  vocabularies' collator); every loader (data module, ``predict``, tests, benchmarks) uses it, as
+  ``model.collator`` or ``model.collate(items)``.
+* ``prepare(train, context)``: data-dependent set-up (pretrained vectors, label vectors, memory indexes,
+  document context, warnings), run once by ``setup("fit")``; call it yourself without a Trainer.
+* ``add_context(sentences)``: sentences a later stage may read as document context.
+* ``eval_step``, ``update_metrics``, ``log_metrics``, ``stage_metrics``: evaluation.
+
 Everything else (metrics per stage, per-type tables, optimiser and scheduler from the config, learning
 rate groups for pretrained weights, NaN guard, prediction records) lives here once.
 """
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import random
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import lightning.pytorch as pl
 import torch
@@ -18,16 +31,56 @@ from lightning.pytorch.utilities import rank_zero_warn
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.datamodule import Vocabularies
+from ner_zoo.data.datamodule import NERDataModule, Vocabularies
+from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 
 FORMAT_VERSION = 1
+CONTEXT_SPLITS = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",), "predict": ("test",)}
+
+
+class SplitSentences(Mapping):
+    """A data module's splits by name (``train``, ``dev``, ``test``), each read on first access; a split
+    without a file reads as ``[]``. ``SplitSentences()`` (no data module) is empty."""
+
+    def __init__(self, datamodule: NERDataModule | None = None):
+        self.datamodule, self._read = datamodule, {}
+
+    def __getitem__(self, split: str) -> list[Sentence]:
+        if split not in self._read:
+            try:
+                self._read[split] = list(self.datamodule.sentences(split)) if self.datamodule is not None else []
+            except FileNotFoundError:
+                self._read[split] = []
+        return self._read[split]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("train", "dev", "test") if self.datamodule is not None else ())
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
 
 
 def default_optimizer(params: Iterable) -> torch.optim.Optimizer:
     return torch.optim.Adam(params, lr=1e-3)
+
+
+def fused_if_unset(optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
+    """The same optimiser with ``fused=True`` when it is a torch optimiser that has a fused implementation
+    and the config left ``fused`` (and ``foreach``) unset: one kernel for the whole update instead of one
+    pass per operation (SGD with momentum: ~1.8x faster on CPU, docs/benchmarks.md). ``fused: false`` keeps
+    the plain loop. Falls back to ``optimizer`` where the fused kernel does not support the parameters."""
+    defaults = optimizer.defaults
+    if defaults.get("fused", False) is not None or defaults.get("foreach") or defaults.get("differentiable"):
+        return optimizer
+    accepted = inspect.signature(type(optimizer)).parameters  # defaults may hold derived keys (AdamW)
+    groups = [dict(g, fused=True) for g in optimizer.param_groups]
+    try:
+        return type(optimizer)(groups, **{k: v for k, v in dict(defaults, fused=True).items() if k in accepted})
+    except (RuntimeError, ValueError, TypeError):  # e.g. a device or dtype without a fused kernel
+        return optimizer
 
 
 class NERModule(pl.LightningModule):
@@ -50,6 +103,54 @@ class NERModule(pl.LightningModule):
         self.pretrained_lr = pretrained_lr
         self.task = self.vocabs.task
         self.metrics = torch.nn.ModuleDict({stage: self._new_metric() for stage in ("val", "test")})
+        self.prepared = False  # prepare() ran (setup("fit") runs it once)
+        self._collator: Callable | None = None
+
+    # lifecycle ---------------------------------------------------------------------------------------------
+    def make_collator(self) -> Callable[[Sequence[tuple[int, Sentence]]], Batch]:
+        """The collator behind :meth:`collate` (override to add inputs or targets; keep it picklable)."""
+        return self.vocabs.collator()
+
+    @property
+    def collator(self) -> Callable[[Sequence[tuple[int, Sentence]]], Batch]:
+        """The model's collator (built once by :meth:`make_collator`); loaders get this object, which pickles
+        without the model."""
+        if self._collator is None:
+            self._collator = self.make_collator()
+        return self._collator
+
+    def collate(self, items: Sequence[tuple[int, Sentence]]) -> Batch:
+        """``(index, sentence)`` items -> a batch, as this model needs it."""
+        return self.collator(items)
+
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        """Data-dependent set-up before training; ``setup("fit")`` calls it once.
+
+        Args:
+            train: the training split.
+            context: every split by name (``dev``, ``test``, ...), read on first access
+                (:class:`SplitSentences`): document context, transductive memories.
+
+        A checkpoint loaded afterwards restores trained weights over what this sets.
+        """
+
+    def add_context(self, sentences: Iterable[Sentence]) -> None:
+        """Sentences that evaluation or prediction may read as document context (default: none needed)."""
+
+    def setup(self, stage: str) -> None:
+        """Hand :attr:`collator` to the data module, run :meth:`prepare` once before fitting, and offer the
+        stage's sentences to :meth:`add_context` otherwise."""
+        dm = self.trainer.datamodule if self._trainer is not None else None
+        dm = dm if isinstance(dm, NERDataModule) else None
+        if dm is not None:
+            dm.model_collate = self.collator
+        splits = SplitSentences(dm)
+        if stage == "fit":
+            if not self.prepared:
+                self.prepare(splits["train"], splits)
+                self.prepared = True
+        else:  # lazy: models without document context never read these splits
+            self.add_context(itertools.chain.from_iterable(splits[n] for n in CONTEXT_SPLITS.get(stage, ())))
 
     # to implement ---------------------------------------------------------------------------------------
     def compute_loss(self, batch: Batch) -> torch.Tensor:
@@ -58,6 +159,11 @@ class NERModule(pl.LightningModule):
     def decode(self, batch: Batch) -> list[list]:
         """Per sentence: a list of :class:`~ner_zoo.data.schema.Span` (or tag strings for POS)."""
         raise NotImplementedError
+
+    @property
+    def features_used(self) -> list[str]:
+        """The data's extra columns (``data.features``) this model reads; ``results.json`` records them."""
+        return []
 
     # metrics ---------------------------------------------------------------------------------------------
     @property
@@ -80,18 +186,29 @@ class NERModule(pl.LightningModule):
                 f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); lower the "
                 "learning rate, enable gradient clipping (trainer.gradient_clip_val) or use 32-true precision"
             )
-        self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
+        if self.is_logging_step():
+            self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
         return loss
 
-    def _eval_step(self, batch: Batch, stage: str) -> None:
-        preds = self.decode(batch)
-        self.metrics[stage].update(preds, self.gold(batch))
+    def is_logging_step(self) -> bool:
+        """Whether this training step's values reach the loggers: every ``trainer.log_every_n_steps`` steps
+        (as Lightning writes them) and the epoch's last batch. Per-step values are logged only then, since
+        each ``self.log`` call costs milliseconds of Python bookkeeping; the written values are the same."""
+        trainer = self.trainer
+        return (self.global_step + 1) % max(1, trainer.log_every_n_steps) == 0 or bool(trainer.is_last_batch)
+
+    def eval_step(self, batch: Batch, stage: str) -> None:
+        """Decode ``batch`` and update the ``val``/``test`` metrics."""
+        self.update_metrics(stage, self.decode(batch), self.gold(batch))
+
+    def update_metrics(self, stage: str, preds: list[list], gold: list[list]) -> None:
+        self.metrics[stage].update(preds, gold)
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_step(batch, "val")
+        self.eval_step(batch, "val")
 
     def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_step(batch, "test")
+        self.eval_step(batch, "test")
 
     # Metric states are reset when an evaluation starts, not only after it: a model handed between processes
     # (ddp_spawn) or reused after an interrupted loop must never carry counts into a new evaluation.
@@ -108,14 +225,15 @@ class NERModule(pl.LightningModule):
             metric.reset()
 
     def on_validation_epoch_end(self) -> None:
-        self._log_metric("val")
+        self.log_metrics("val")
 
     def on_test_epoch_end(self) -> None:
-        result = self._log_metric("test")
+        result = self.log_metrics("test")
         if self.trainer.is_global_zero and not self.is_pos:
             print(format_table(self.metrics["test"].per_type_rows(result, micro=True)), flush=True)
 
-    def _log_metric(self, stage: str) -> dict:
+    def log_metrics(self, stage: str) -> dict:
+        """Compute, log and reset the stage's metrics; returns the span F1 result (accuracy for POS)."""
         metric = self.metrics[stage]
         result = metric.compute()
         metric.reset()
@@ -123,13 +241,28 @@ class NERModule(pl.LightningModule):
             scalars = {f"{stage}/accuracy": float(result), f"{stage}/f1": float(result)}
         else:
             scalars = metric.to_floats(result, prefix=f"{stage}/")
+        if stage == "val" and not self.trainer.sanity_checking:
+            scalars["val/f1_best"] = self._best_val_f1(scalars["val/f1"])
         self.log_dict(scalars)
-        if not self.is_pos and not self.trainer.sanity_checking:
-            for logger in self.loggers:
-                if type(logger).__name__ == "WandbLogger":
-                    logger.log_table(f"{stage}/per_type", columns=["type", "precision", "recall", "f1", "support"],
-                                     data=metric.per_type_rows(result, micro=True))
+        if not self.is_pos:
+            self.log_wandb_table(f"{stage}/per_type", ["type", "precision", "recall", "f1", "support"],
+                                 metric.per_type_rows(result, micro=True))
         return result
+
+    def _best_val_f1(self, f1: float) -> float:
+        """Best ``val/f1`` so far, this epoch included (the checkpoint callback's best survives a resume): one
+        number a sweep can optimise and early-terminate on."""
+        ckpt = self.trainer.checkpoint_callback
+        best = getattr(ckpt, "best_model_score", None) if getattr(ckpt, "monitor", None) == "val/f1" else None
+        return f1 if best is None else max(f1, float(best))
+
+    def log_wandb_table(self, key: str, columns: list[str], rows: list[list]) -> None:
+        """One ``wandb.Table`` per W&B logger (nothing without one, nor during the sanity check)."""
+        if self.trainer.sanity_checking:
+            return
+        for logger in self.loggers:
+            if type(logger).__name__ == "WandbLogger":
+                logger.log_table(key, columns=columns, data=rows)
 
     def predict_step(self, batch: Batch, batch_idx: int) -> list[dict]:
         preds = self.decode(batch)
@@ -148,6 +281,11 @@ class NERModule(pl.LightningModule):
 
     def configure_optimizers(self) -> Any:
         optimizer = self.optimizer_factory(self.parameter_groups())
+        trainer = self._trainer
+        # Lightning's mixed-precision plugin refuses to clip the gradients of an optimiser that unscales them
+        # itself (the fused kernels): fuse only where that cannot happen.
+        if trainer is None or "mixed" not in str(trainer.precision) or not trainer.gradient_clip_val:
+            optimizer = fused_if_unset(optimizer)
         if self.scheduler_factory is None:
             return optimizer
         scheduler = self.scheduler_factory(optimizer)

@@ -10,6 +10,12 @@ dirty flag of the checkout the code ran from), ``variant``, ``config_files`` (th
 and ``overlays`` (those under an ``experiments/`` folder: recipe overlays), ``data_split`` (the data module's
 split name), ``protocol`` (epochs and steps actually trained, the limits, early stopping, what stopped the
 run) and ``partial_test`` (true when the test split was not evaluated in full).
+
+Each run writes into its own folder (:meth:`RunRecorder.run_dir`), whatever the logger list is: the folder a
+file logger versions per run (``CSVLogger``: ``<save_dir>/<name>/version_N``), else a new
+``<log_dir>/<Model>[-<variant>]-<Data>/<timestamp>[-<W&B run id>]`` (a W&B logger's ``save_dir`` is shared by
+every run). ``config.yaml`` goes beside the record. When W&B logs the run, the record's scalar fields also go to
+its summary (``record/<field>``).
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 import warnings
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,7 @@ import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from ner_zoo.data.writers import atomic_write
+from ner_zoo.io import atomic_write
 
 #: config keys that differ between runs of one recipe (seed, output paths, loggers, stop time)
 RUN_SPECIFIC = ("seed_everything", "logger", "default_root_dir", "dirpath", "ckpt_path", "save_dir", "path",
@@ -48,6 +54,17 @@ def hardware() -> dict:
     return info
 
 
+def node_hardware(trainer: pl.Trainer) -> list[dict]:
+    """:func:`hardware` of every node (one entry per ``node_rank``); a collective under DDP: every rank calls it."""
+    mine = {"node_rank": trainer.node_rank, "host": platform.node(), **hardware()}
+    everyone = [mine]
+    if torch.distributed.is_available() and torch.distributed.is_initialized() \
+            and torch.distributed.get_world_size() > 1:
+        everyone = [None] * torch.distributed.get_world_size()
+        torch.distributed.all_gather_object(everyone, mine)
+    return list({h["node_rank"]: h for h in everyone}.values())
+
+
 def versions() -> dict:
     out = {}
     for name in PACKAGES:
@@ -59,7 +76,11 @@ def versions() -> dict:
 
 
 def git_state(root: Path = Path(__file__).resolve().parents[2]) -> dict | None:
-    """``{"commit", "dirty"}`` of the git checkout holding this package, or None (not a checkout, no git)."""
+    """``{"commit", "dirty"}`` of the source checkout this package runs from, or None (an installed copy, no
+    git). ``root`` must be the project root (``pyproject.toml``), so a copy inside some other repository's
+    virtual environment never reports that repository's commit."""
+    if not (root / "pyproject.toml").exists():
+        return None
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
                               timeout=20).stdout.strip()
@@ -123,11 +144,35 @@ def encoder_name(init: dict) -> str | None:
     return " + ".join(names) or None
 
 
+_SCALAR = (str, int, float, bool)
+
+
+def wandb_summary(record: dict) -> dict:
+    """The record's scalar fields as ``record/<field>``; a mapping of scalars (``protocol``, ``git``) as
+    ``record/<field>/<key>``, a list of strings (``overlays``) joined with ``+``. The config and test scores
+    are logged elsewhere."""
+    out = {}
+    for key, value in record.items():
+        if key in ("command", "config", "test"):
+            continue
+        if isinstance(value, _SCALAR):
+            out[f"record/{key}"] = value
+        elif isinstance(value, dict):
+            out.update({f"record/{key}/{k}": v for k, v in value.items() if isinstance(v, _SCALAR)})
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[f"record/{key}"] = "+".join(value)
+    return out
+
+
+def _wandb_loggers(trainer: pl.Trainer) -> list:
+    return [lg for lg in trainer.loggers if type(lg).__name__ == "WandbLogger"]
+
+
 class RunRecorder(Callback):
     """Write ``results.json`` for each run.
 
     Args:
-        path: output file; default ``<trainer.log_dir or default_root_dir>/results.json``.
+        path: output file; default ``<run_dir>/results.json`` (:meth:`run_dir`, one folder per run).
         enabled: switch the record off.
     """
 
@@ -135,10 +180,13 @@ class RunRecorder(Callback):
         self.path, self.enabled = path, enabled
         self.config: dict = {}
         self.config_files: list[str] = []
+        self.command: str | None = None  # the command line, set by the CLI (None when built from a dict)
         self.epoch_times: list[float] = []
         self.epoch_fractions: list[float] = []  # share of the epoch's batches actually trained
         self.record: dict = {}
         self._t0 = 0.0
+        self._run_dir: Path | None = None
+        self._best: tuple[float, int] | None = None  # (best val/f1, its epoch) seen by this process
 
     def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._t0 = time.perf_counter()
@@ -166,10 +214,48 @@ class RunRecorder(Callback):
                 "max_time": max_time, "limit_train_batches": trainer.limit_train_batches,
                 "early_stopping": bool(stops), "stopped_by": stopped_by}
 
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        score = trainer.callback_metrics.get("val/f1")
+        if score is not None and not trainer.sanity_checking and (self._best is None or float(score) > self._best[0]):
+            self._best = (float(score), trainer.current_epoch)
+
+    def _best_epoch(self, best: float | None) -> int | None:
+        """The epoch of the best checkpoint, when this process saw it (not when it predates a resume)."""
+        if self._best is None or best is None or abs(self._best[0] - best) > 1e-6:
+            return None
+        return self._best[1]
+
+    def run_dir(self, trainer: pl.Trainer) -> Path:
+        """This run's folder (chosen once; a collective under DDP, rank 0 chooses): the record path's folder,
+        the folder the first logger versions per run, or a new ``<Model>[-<variant>]-<Data>/<time>[-<id>]``."""
+        if self._run_dir is None:
+            log_dir = trainer.log_dir or trainer.default_root_dir  # a collective under DDP
+            # Lightning's log_dir is per run only for these loggers (save_dir/name/version_N), else shared
+            first = type(trainer.loggers[0]).__name__ if trainer.loggers else None
+            versioned = first in ("CSVLogger", "TensorBoardLogger")
+            folder = str(Path(self.path).parent) if self.path else log_dir
+            if not self.path and not versioned and trainer.is_global_zero:
+                folder = self._new_run_dir(trainer, Path(log_dir))
+            self._run_dir = Path(trainer.strategy.broadcast(folder))
+        return self._run_dir
+
+    def _new_run_dir(self, trainer: pl.Trainer, root: Path) -> str:
+        model = _short((self.config.get("model") or {}).get("class_path")) or type(trainer.lightning_module).__name__
+        data = _short((self.config.get("data") or {}).get("class_path")) or "data"
+        variant = self.config.get("variant")
+        stem = datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_ids = [str(lg.experiment.id) for lg in _wandb_loggers(trainer)]
+        stem += "".join(f"-{i}" for i in run_ids[:1])
+        parent = root / "-".join(x for x in (model, variant, data) if x)
+        folder, n = parent / stem, 1
+        while folder.exists():  # never reuse a folder (two runs in the same second)
+            n += 1
+            folder = parent / f"{stem}-{n}"
+        folder.mkdir(parents=True)
+        return str(folder)
+
     def _target(self, trainer: pl.Trainer) -> Path:
-        if self.path:
-            return Path(self.path)
-        return Path(trainer.log_dir or trainer.default_root_dir) / "results.json"
+        return Path(self.path) if self.path else self.run_dir(trainer) / "results.json"
 
     def _base(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict:
         model_cfg, data_cfg = self.config.get("model", {}), self.config.get("data", {})
@@ -184,13 +270,14 @@ class RunRecorder(Callback):
             "config_files": self.config_files, "overlays": overlay_names(self.config_files),
             "data_split": getattr(dm, "split_name", None),
             "git": git_state(),
-            "command": " ".join(["ner-zoo", *sys.argv[1:]]) if sys.argv and "pytest" not in sys.argv[0] else None,
+            "command": self.command,
             "config_hash": config_hash(self.config) if self.config else None,
             "config": self.config,
             "precision": str(trainer.precision),
             "devices": trainer.num_devices, "nodes": trainer.num_nodes,
-            "hardware": hardware(), "versions": versions(),
+            "hardware": hardware(), "node_hardware": node_hardware(trainer), "versions": versions(),
             "data_notes": dict(getattr(dm, "notes", None) or {}),  # e.g. long training sentences split
+            "features_used": list(getattr(pl_module, "features_used", [])),  # data columns the model read
         }
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -216,6 +303,7 @@ class RunRecorder(Callback):
         best = None if ckpt is None or ckpt.best_model_score is None else float(ckpt.best_model_score)
         self.record.update(self._base(trainer, pl_module))
         self.record.update({"status": status, "epochs": trainer.current_epoch, "best_val_f1": best,
+                            "best_epoch": self._best_epoch(best),
                             "best_checkpoint": getattr(ckpt, "best_model_path", None) or None,
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
                             "fit_seconds": round(sum(self.epoch_times), 2),
@@ -239,3 +327,8 @@ class RunRecorder(Callback):
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target) as f:
             json.dump(self.record, f, indent=1, default=str)
+        wandb = _wandb_loggers(trainer)
+        if wandb:  # the record's fields in the W&B run summary
+            summary = {**wandb_summary(self.record), "record/path": str(target)}
+            for logger in wandb:
+                logger.experiment.summary.update(summary)

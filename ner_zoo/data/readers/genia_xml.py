@@ -3,9 +3,10 @@
 The split of Finkel & Manning (2009), used by Lu & Roth (2015), Locate-and-Label and DSpERT: the 18,546
 sentences of the 2,000 articles in corpus order, the first 90 % for train and dev (8.1 : 0.9), the last 10 %
 for test: 15,023 / 1,669 / 1,854 sentences, the counts DSpERT's Table 6 and Locate-and-Label's Table 5
-(16,692 train+dev) publish. The cut falls inside an article, as in those papers' files. Entity types as in those papers: ``G#DNA_*`` -> DNA, ``G#RNA_*`` -> RNA,
-``G#protein_*`` -> protein, ``G#cell_line``, ``G#cell_type``; every other ``sem`` (including coordinated
-``(AND ...)`` values) is dropped; exact duplicate spans are kept once.
+(16,692 train+dev) publish. The cut falls inside an article, as in those papers' files. Entity types as in
+those papers: ``G#DNA_*`` -> DNA, ``G#RNA_*`` -> RNA, ``G#protein_*`` -> protein, ``G#cell_line``,
+``G#cell_type``; every other ``sem`` (including coordinated ``(AND ...)`` values) is dropped; exact
+duplicate spans are kept once.
 
 Tokens: whitespace, split at every ``<cons>`` boundary (``PHA-activated`` -> ``PHA`` ``-activated`` when only
 PHA is a term), then leading ``( [ { " '`` and trailing ``. , ; : ) ] } " ' ? !`` and ``%`` peeled off. This
