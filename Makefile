@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM ?= false
 export OMP_NUM_THREADS ?= 1
 export NER_ZOO_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install quickstart test test-all bench lint clean
+.PHONY: install quickstart test test-full test-all bench lint clean
 
 install: $(STAMP)
 
@@ -29,8 +29,12 @@ $(STAMP): pyproject.toml requirements-lock.txt
 quickstart: install
 	$(VENV)/bin/ner-zoo fit --config configs/quickstart.yaml
 
+# fast tier; test-full adds what spawns processes or kernels (DDP, notebooks); test-all adds the slow tests too
 test: install
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow and not ddp and not notebook"
+
+test-full: install
+	$(PY) -m pytest -q -m "(ddp or notebook) and not slow"
 
 test-all: install
 	$(PY) -m pytest -q
@@ -43,6 +47,8 @@ CONLL_MODELS := configs/baselines/conll2003.yaml configs/psa/conll2003.yaml conf
 
 # Speed tables (markdown, ratios against a peer measured in the same process); see docs/benchmarks.md.
 bench: install
+	$(PY) benchmarks/vs_reference.py --steps 300 --rounds 2
+	$(PY) benchmarks/step_breakdown.py
 	$(PY) benchmarks/crf_speed.py
 	$(PY) benchmarks/read_speed.py
 	$(PY) benchmarks/throughput.py

@@ -30,12 +30,11 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from ner_zoo.data.schema import Sentence, Span  # noqa: E402
 from ner_zoo.models.dspert import DSpERT  # noqa: E402
 from ner_zoo.modules.span_transformer import SpanTransformer  # noqa: E402
-from tiny_bert import build_tiny_bert, sample_words  # noqa: E402
+from ner_zoo.testing.tiny_bert import build_tiny_bert, sample_words  # noqa: E402
 
 
 def bert_dir(tmp: Path, hidden: int, layers: int) -> Path:

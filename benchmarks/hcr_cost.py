@@ -44,7 +44,7 @@ def make_models(dm, device: torch.device, slots: int) -> dict:
         torch.manual_seed(0)
         model = HCR(vocabs=dm.vocabs, word_dim=WORD_DIM, hidden=HIDDEN, dropout=0.5, char_encoder=IntNet,
                     sentence_hidden=64, label_kernel=55, memory_slots=slots, loss_reduction="sum", **flags)
-        model.prepare(train)  # label embeddings, memory index
+        model.prepare(train, {})  # label embeddings, memory index
         if model.memory is not None:  # steady state: every slot written once
             g = torch.Generator().manual_seed(1)
             with torch.no_grad():

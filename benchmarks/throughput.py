@@ -188,12 +188,11 @@ def main(argv=None) -> None:
     for name, cfg in configs.items():
         torch.manual_seed(0)
         model = build_model(cfg, vocabs)
-        if hasattr(model, "prepare"):  # HCR: label embeddings and the memory index from the training split
-            model.prepare(train_split)
-        if hasattr(model, "add_context"):  # document context (neighbouring sentences) as in training
-            model.add_context(train_split + test)
+        # as at fit: pretrained vectors, HCR's label embeddings and memory index, document context (+ test)
+        model.prepare(train_split, {})
+        model.add_context(test)
         model = model.to(device)
-        collate = getattr(model, "collate", None) or dm.vocabularies.collator()
+        collate = model.collator
         chunks = [train_ids[i:i + dm.batch_size] for i in range(0, len(train_ids), dm.batch_size)]
         train = [collate([(i, train_split[i]) for i in c]) for c in chunks]
         evals = list(dm._loader(predict_sents, train=False, collate=collate))

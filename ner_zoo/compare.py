@@ -340,7 +340,7 @@ def compare_main(argv: Sequence[str]) -> int:
                              partial_markdown(records)) if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
                 + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
-        from ner_zoo.data.writers import atomic_write
+        from ner_zoo.io import atomic_write
 
         with atomic_write(a.output) as f:
             f.write(text + "\n")

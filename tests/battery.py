@@ -3,21 +3,22 @@
 Subclass :class:`ModelBattery` in ``tests/test_model_<name>.py``, set ``model`` (a ``class_path`` /
 ``init_args`` dict with a tiny configuration) and optionally ``data``; pytest collects the tests:
 forward (finite loss, gradients), decode (one prediction per sentence, valid spans), a short fit that
-lowers the loss, save -> load in a fresh model -> identical predictions, and ``fit --print_config``.
+lowers the loss, overfitting one 4-sentence batch to F1 = 1, save -> load in a fresh model -> identical
+predictions, and ``fit --print_config``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 import torch
 import yaml
 
 from ner_zoo.cli.lightning_cli import cli_in_process
+from ner_zoo.cli.main import main
 from ner_zoo.data.schema import Span
 
 TINY_TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "logger": False,
@@ -35,12 +36,18 @@ def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, 
     path = tmp_path / "input-config.yaml"
     path.write_text(yaml.safe_dump(config))
     args = ([subcommand] if subcommand else []) + ["--config", str(path)]
-    return cli_in_process(args, run=subcommand is not None)
+    cli = cli_in_process(args, run=subcommand is not None)
+    if subcommand is None:  # what the model's setup() does in a Trainer: loaders use the model's collator
+        cli.datamodule.model_collate = cli.model.collator
+    return cli
 
 
 class ModelBattery:
     model: dict = {}
     data: dict = SAMPLE_DATA
+    overfit_steps: int = 40  # Adam steps on one 4-sentence batch
+    overfit_lr: float = 0.03
+    overfit_f1: bool = True  # False: only the loss must drop (say why where it is set)
 
     def _cli(self, tmp_path, **kw):
         return build(copy.deepcopy(self.model), copy.deepcopy(self.data), tmp_path, **kw)
@@ -74,8 +81,39 @@ class ModelBattery:
                     assert isinstance(sp, Span) and 0 <= sp.start < sp.end <= len(sent)
                     assert sp.label in model.vocabs.labels
 
-    def test_fit_save_load_predict(self, tmp_path):
-        cli = self._cli(tmp_path, subcommand="fit", trainer={"max_epochs": 3})
+    def test_overfits_four_sentences(self, tmp_path):
+        """Training on one batch of 4 sentences lowers its loss and reaches F1 = 1 on it: the model can learn."""
+        torch.manual_seed(0)
+        cli = self._cli(tmp_path)
+        setup_for_fit(cli)
+        model = cli.model
+        sents = [s for s in cli.datamodule.sentences("train") if s.spans or model.is_pos][:4]
+        batch = model.collate(list(enumerate(sents)))
+        with torch.no_grad():
+            before = model.eval().compute_loss(batch).item()
+        opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=self.overfit_lr)
+        model.train()
+        for _ in range(self.overfit_steps):
+            opt.zero_grad()
+            model.compute_loss(batch).backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            assert model.compute_loss(batch).item() < before
+            preds = model.decode(batch)
+        gold = model.gold(batch)
+        if self.overfit_f1:
+            assert preds == gold if model.is_pos else [sorted(p) for p in preds] == [sorted(g) for g in gold]
+
+    def test_fit_lowers_loss_save_load_predict(self, tmp_path):
+        cli = self._cli(tmp_path, trainer={"max_epochs": 3})
+        model, dm = cli.model, cli.datamodule
+        batch = model.collate(list(enumerate(dm.sentences("train")[:8])))
+        with torch.no_grad():
+            before = model.eval().compute_loss(batch).item()
+        cli.trainer.fit(model, datamodule=dm)
+        with torch.no_grad():
+            assert model.eval().compute_loss(batch).item() < before  # a short fit lowers the training loss
         ckpt = Path(cli.trainer.checkpoint_callback.best_model_path)
         assert ckpt.exists()
         metrics = cli.trainer.callback_metrics
@@ -88,26 +126,24 @@ class ModelBattery:
         again = predict(load_model(ckpt), sentences, batch_size=7, accelerator="cpu")
         assert first == again and len(first) == len(sentences)
 
-    def test_print_config(self, tmp_path):
+    def test_print_config(self, tmp_path, capsys):
         config = {"model": self.model, "data": self.data}
         path = tmp_path / "c.yaml"
         path.write_text(yaml.safe_dump(config))
-        out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "fit", "--config", str(path), "--print_config"],
-                             capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr[-3000:]
-        printed = yaml.safe_load(out.stdout)
+        with pytest.raises(SystemExit) as stop:  # in-process: a subprocess would spend ~10 s importing torch
+            main(["fit", "--config", str(path), "--print_config"])
+        out = capsys.readouterr()
+        assert stop.value.code in (0, None), out.err[-3000:]
+        printed = yaml.safe_load(out.out)
         assert printed["model"]["class_path"] == self.model["class_path"]
         json.dumps(printed["model"])  # plain data, reusable as a config
 
 
 def setup_for_fit(cli) -> None:
-    """Run the data module's and the model's ``setup("fit")`` without a Trainer (the model's setup only reads
-    ``trainer.datamodule``): vocabularies, pretrained vectors, document context indexes."""
-    from types import SimpleNamespace
+    """What ``fit`` does before the first step, without a Trainer: the data module's ``setup("fit")`` and the
+    model's :meth:`~ner_zoo.training.base.NERModule.prepare` (pretrained vectors, document context, ...)."""
+    from ner_zoo.training.base import SplitSentences
 
-    cli.datamodule.setup("fit")
-    cli.model._trainer = SimpleNamespace(datamodule=cli.datamodule)
-    try:
-        cli.model.setup("fit")
-    finally:
-        cli.model._trainer = None
+    dm = cli.datamodule
+    dm.setup("fit")
+    cli.model.prepare(dm.sentences("train"), SplitSentences(dm))

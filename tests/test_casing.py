@@ -28,7 +28,7 @@ def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
 
 
 def _loss(model, tokens: list[str]) -> torch.Tensor:
-    collate = getattr(model, "collate", None) or model.vocabs.collator()
+    collate = model.collate
     with torch.no_grad():
         return model.compute_loss(collate([(0, Sentence(tokens))]))
 
@@ -48,3 +48,13 @@ def test_without_casing_an_uncased_span_model_is_blind_to_case(name, tiny_bert_d
     model, encoder = _build(name, tiny_bert_dir, tmp_path, casing_dim=0)
     assert encoder.casing is None
     torch.testing.assert_close(_loss(model, ["Peter", "is", "here"]), _loss(model, ["peter", "is", "here"]))
+
+
+def test_weights_saved_without_casing_give_one_line(tiny_bert_dir, tmp_path):  # noqa: F811
+    """Weights from before the default casing embedding: a clear error naming the fix, not a key dump."""
+    from ner_zoo.errors import CheckpointError
+
+    old, _ = _build("dspert", tiny_bert_dir, tmp_path / "old", casing_dim=0)
+    new, _ = _build("dspert", tiny_bert_dir, tmp_path / "new")
+    with pytest.raises(CheckpointError, match="load them with casing_dim: 0"):
+        new.load_state_dict(old.state_dict())

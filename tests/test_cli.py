@@ -1,16 +1,24 @@
-"""End-to-end CLI: fit -> run record -> predict from the checkpoint alone in a fresh process -> score."""
+"""End-to-end CLI: fit -> run record -> predict from the checkpoint alone in a fresh process -> score.
+
+Commands run in-process (``main(argv)``, what the ``ner-zoo`` script calls); one test runs ``predict`` in a
+fresh interpreter, as a user would.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from battery import build
+from ner_zoo.cli.main import main
 
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
          "init_args": {"word_dim": 16, "hidden": 16,
@@ -19,11 +27,22 @@ MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 64}}
 
 
-def ner_zoo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", *args], capture_output=True, text=True,
-                         cwd=cwd, timeout=600)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
-    return out
+def ner_zoo(*args: str, fresh: bool = False) -> SimpleNamespace:
+    """``ner-zoo ARGS``: in this process, or (``fresh``) in a new interpreter; its exit code must be 0."""
+    if fresh:
+        done = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", *args], capture_output=True, text=True,
+                              timeout=600)
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as stop:  # --print_config exits
+                code = stop.code
+        stdout, stderr = out.getvalue(), err.getvalue()
+    assert code in (0, None), stdout[-2000:] + stderr[-4000:]
+    return SimpleNamespace(stdout=stdout, stderr=stderr)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +100,7 @@ def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
     write_conll(gold_file, sentences, [s.spans for s in sentences], with_gold=False)  # token + gold tag
     out = tmp_path / "pred.conll"
     ner_zoo("predict", "--ckpt_path", str(ckpt), "--input", str(gold_file), "--output", str(out),
-            "--accelerator", "cpu")
+            "--accelerator", "cpu", fresh=True)  # the one subprocess: the checkpoint alone suffices
     from ner_zoo.data.readers import read_prediction_conll
     from ner_zoo.data.tagging import tags_to_spans
 

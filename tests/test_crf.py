@@ -170,14 +170,14 @@ def test_constrained_decoding_is_always_valid(scheme):
     assert not all(free_ok)  # the test has teeth: unconstrained decoding does produce invalid sequences
 
 
-def test_for_tags_and_state_dict_round_trip():
+def test_constraints_and_state_dict_round_trip():
     names = tag_names(["PER", "LOC"], "bioes")
-    crf = LinearChainCRF.for_tags(names, "bioes")
+    crf = LinearChainCRF(len(names), allowed_transitions(names, "bioes"))
     assert crf.allowed_transitions is not None and "constrained=True" in repr(crf)
     copy = LinearChainCRF(len(names), allowed_transitions(names, "iob2"))
     copy.load_state_dict(crf.state_dict())
     assert torch.equal(copy.allowed_transitions, crf.allowed_transitions)
-    assert LinearChainCRF.for_tags(names).allowed_transitions is None
+    assert LinearChainCRF(len(names)).allowed_transitions is None
 
 
 def test_length_one_and_extreme_scores_are_finite():

@@ -194,3 +194,12 @@ def test_compile_modules_compiles_named_submodules_in_place(monkeypatch):
     assert compiled == [("BiLSTMEncoder", {"dynamic": True, "mode": None}), ("LSTM", {"dynamic": True, "mode": None})]
     with pytest.raises(AttributeError):
         CompileModules(["decoder"]).setup(None, model, "fit")
+
+
+def test_training_loader_builds_the_ids_of_every_sentence_up_front():
+    from ner_zoo.data.corpora import SampleCorpus
+
+    dm = SampleCorpus(batch_size=4, max_sentences=12)
+    loader = dm.train_dataloader()
+    assert len(loader.collate_fn._ids) == len(dm.train_sentences()) == 12
+    assert not dm.val_dataloader().collate_fn._ids  # evaluation: built as batches come

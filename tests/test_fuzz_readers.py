@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import tempfile
 import warnings
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ from ner_zoo.errors import NerZooError
 
 FIX = Path(__file__).parent / "fixtures"
 FAST, SLOW = 40, 300
-TRIED: Counter = Counter()
 
 READERS = {
     "conll": (read_conll, ".conll"),
@@ -136,7 +134,6 @@ def check(reader: str, data: bytes) -> None:
     fn, suffix = READERS[reader]
     path = _DIR / f"input{suffix}"
     path.write_bytes(data)
-    TRIED[reader] += 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -166,8 +163,3 @@ def test_fuzz_reader(reader, kind):
 @pytest.mark.parametrize("reader", list(READERS))
 def test_fuzz_reader_long(reader, kind):
     _run(reader, kind, SLOW)
-
-
-def test_zzz_report_counts():
-    """Print the number of inputs each reader received in this session (run with ``-s``)."""
-    print("\nfuzzed inputs per reader:", dict(TRIED), "total:", sum(TRIED.values()))

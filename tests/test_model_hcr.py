@@ -174,7 +174,7 @@ def test_transductive_writes_dev_slots(tmp_path):
 def test_memory_warmup_zeroes_the_output(tmp_path):
     cli = _cli(tmp_path)
     model = cli.model
-    model.prepare(cli.datamodule.sentences("train"))
+    model.prepare(cli.datamodule.sentences("train"), {})
     batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("train")[:4])))
     model.memory.write(model.memory.slots_of("train", batch.indices, batch.mask),
                        torch.ones(*batch.mask.shape, 16), torch.ones(*batch.mask.shape, 32))
@@ -191,7 +191,7 @@ def test_memory_warmup_zeroes_the_output(tmp_path):
 
 def _written_train_batch(cli):
     model = cli.model
-    model.prepare(cli.datamodule.sentences("train"))
+    model.prepare(cli.datamodule.sentences("train"), {})
     batch = cli.datamodule.vocabularies.collator()(list(enumerate(cli.datamodule.sentences("train"))))
     slots = model.memory.slots_of("train", batch.indices, batch.mask)
     model.memory.write(slots, torch.ones(*batch.mask.shape, 16), torch.ones(*batch.mask.shape, 32))
@@ -359,7 +359,8 @@ def test_configs_compose(tmp_path, main, ablation):
     if ablation == "eq13_fusion.yaml":
         assert model.fusion == "state" and model.memory_weight == 0.7
     if ablation == "bert.yaml":
-        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 384 + 128
+        # + 8: the casing embedding an uncased encoder (the offline MiniLM) gets by default
+        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 384 + 8 + 128
 
 
 # DDP through Lightning ----------------------------------------------------------------------------------------

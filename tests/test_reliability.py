@@ -25,7 +25,8 @@ from ner_zoo.cli.predict import load_model, predict
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.corpora import ColumnDataModule, JsonDataModule
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.data.writers import atomic_write, write_jsonl
+from ner_zoo.data.writers import write_jsonl
+from ner_zoo.io import atomic_write
 from ner_zoo.errors import CheckpointError, DataFormatError, LabelError
 from test_cli import MODEL
 
@@ -216,7 +217,7 @@ def test_1000_token_sentence_every_model(tmp_path, name):
     gold = [s for s in cli.datamodule.sentences("train")]
     tokens = (words * (1000 // len(words) + 1))[:1000]
     long = Sentence(tokens, source="long:1")
-    batch = (getattr(model, "collate", None) or model.vocabs.collator())([(0, long), (1, gold[0])])
+    batch = model.collate([(0, long), (1, gold[0])])
     ids = model.decode_ids(batch)
     assert [len(r) for r in ids] == [1000, len(gold[0])]  # a tag for every token
     assert predict(model, [long], accelerator="cpu") == [model.decode(batch)[0]]
@@ -239,7 +240,7 @@ def test_bf16_one_token_sentences_every_model(tmp_path, name):
     model = cli.model.eval()  # eval: HCR's memory is then queried, not written with non-train sentences
     model.trainer = None  # outside a loop (MIN logs its sub-losses)
     sents = [Sentence(["Peter"], [Span(0, 1, "PER")]), Sentence(["x"]), cli.datamodule.sentences("train")[0]]
-    collate = getattr(model, "collate", None) or model.vocabs.collator()
+    collate = model.collate
     _finite_under_bf16(model, collate(list(enumerate(sents))))
     _finite_under_bf16(model, collate(list(enumerate(sents[:1]))))  # a batch of one 1-token sentence
 
@@ -301,7 +302,7 @@ def test_exception_inside_atomic_write_keeps_old_file(tmp_path):
 def test_killed_process_never_leaves_a_half_written_target(tmp_path):
     target = tmp_path / "out.conll"
     target.write_text("old complete file\n")
-    code = ("import os, sys; from ner_zoo.data.writers import atomic_write\n"
+    code = ("import os, sys; from ner_zoo.io import atomic_write\n"
             "with atomic_write(sys.argv[1]) as f:\n"
             "    f.write('half of a new file'); f.flush(); os._exit(9)\n")
     out = subprocess.run([sys.executable, "-c", code, str(target)], timeout=120)

@@ -203,7 +203,7 @@ def test_atomic_write_writes_into_a_fifo_instead_of_replacing_it(tmp_path):
     import os
     import threading
 
-    from ner_zoo.data.writers import atomic_write
+    from ner_zoo.io import atomic_write
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

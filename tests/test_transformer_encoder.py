@@ -200,7 +200,7 @@ def test_document_context_is_keyed_by_split():
     """A dev sentence with the same (doc_id, index) as a training sentence never becomes its context."""
     train = [Sentence(tokens=[f"t{i}"], doc_id="0", index=i, split="train") for i in range(3)]
     dev = [Sentence(tokens=[f"d{i}"], doc_id="0", index=i, split="dev") for i in range(3)]
-    ctx = DocumentContext(train + dev)  # dev added last, as index_context("fit") does
+    ctx = DocumentContext(train + dev)  # dev added last, as prepare() does at fit
     left, right = ctx.get([train[1], dev[1]], k=1)
     assert left == [["t0"], ["d0"]] and right == [["t2"], ["d2"]]
 

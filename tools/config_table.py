@@ -1,11 +1,11 @@
 """Print a markdown table of every YAML under ``configs/``: path, model, dataset, what it reproduces and the
-paper's number (from ``ner_zoo/resources/paper_results.yaml``) for the README.
+paper's number (from ``ner_zoo/resources/paper_results.yaml``) for ``docs/configs.md``.
 
 Model and dataset are the short class names of ``model.class_path`` / ``data.class_path``; ablation files
 (``<paper>/ablations/*.yaml``) inherit them from ``<paper>/conll2003.yaml`` (or the folder's first config).
 The description is the first sentence of the file's leading comment block.
 
-Usage: ``python tools/config_table.py [--configs configs]``
+Usage: ``python tools/config_table.py [--configs configs] [--output docs/configs.md]``
 """
 
 from __future__ import annotations
@@ -99,8 +99,15 @@ def to_markdown(table: list[dict]) -> str:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--configs", type=Path, default=ROOT / "configs")
+    p.add_argument("--output", type=Path, help="replace the table in this markdown file (docs/configs.md)")
     a = p.parse_args(argv)
-    print(to_markdown(rows(a.configs.resolve())))
+    table = to_markdown(rows(a.configs.resolve()))
+    if a.output is None:
+        print(table)
+        return
+    text = a.output.read_text(encoding="utf-8")
+    start = text.index("| config | model |")  # the page's text above the table is kept
+    a.output.write_text(text[:start] + table + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

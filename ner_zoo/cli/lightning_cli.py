@@ -131,6 +131,9 @@ class NERZooCLI(LightningCLI):
         kwargs.setdefault("parser_kwargs", {"default_env": False, **strict,
                                             **{c: dict(strict) for c in ("fit", "validate", "test", "predict")}})
         kwargs.setdefault("auto_configure_optimizers", False)
+        argv = kwargs.get("args")
+        argv = sys.argv[1:] if argv is None else argv  # None: LightningCLI reads sys.argv
+        self.command = " ".join(["ner-zoo", *map(str, argv)]) if isinstance(argv, (list, tuple)) else None
         super().__init__(NERModule, NERDataModule, *args, **kwargs)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
@@ -215,7 +218,11 @@ class NERZooCLI(LightningCLI):
         best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
         if best is not None and not best.save_last:
             callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
-        return super()._instantiate_trainer(config, callbacks)
+        trainer = super()._instantiate_trainer(config, callbacks)
+        for callback in trainer.callbacks:
+            if isinstance(callback, RunRecorder):
+                callback.command = self.command
+        return trainer
 
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit"):

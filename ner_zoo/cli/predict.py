@@ -126,7 +126,7 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
     import lightning.pytorch as pl
 
     loader = DataLoader(IndexedDataset(sentences), batch_size=batch_size,
-                        collate_fn=getattr(model, "collate", None) or model.vocabs.collator())
+                        collate_fn=model.collator)
     trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
                          enable_progress_bar=False, enable_model_summary=False)
     records = [r for batch in trainer.predict(model, loader) for r in batch]
@@ -136,7 +136,7 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
 
 def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gold_column: str | None) -> None:
     """POS output: ``token [gold] predicted`` per line (the gold column when the input had one)."""
-    from ner_zoo.data.writers import atomic_write
+    from ner_zoo.io import atomic_write
 
     with atomic_write(path) as f:
         for sent, pred in zip(sentences, tags):

@@ -128,6 +128,8 @@ class NERDataModule(pl.LightningDataModule):
         self.notes: dict = {}
         self._train_limited: list[Sentence] | None = None
         self._splits: dict[str, list[Sentence]] = {}
+        #: the model's collator, handed over by its ``setup`` (``None``: the vocabularies' collator)
+        self.model_collate: Callable | None = None
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -193,9 +195,9 @@ class NERDataModule(pl.LightningDataModule):
         train = self.sentences("train")
         pretrained = None
         if self.embeddings:
-            from ner_zoo.modules.embeddings import load_glove
+            from ner_zoo.data.vectors import read_vectors
 
-            glove_words = set(load_glove(self.embeddings)[0])
+            glove_words = set(read_vectors(self.embeddings)[0])
             others = [s for split in SPLITS for s in self._available(split)]
             pretrained = [t for s in others for t in s.tokens if t in glove_words or t.lower() in glove_words]
         words = Vocab.build_words(train, self.lower, self.normalize_digits, self.min_freq, pretrained)
@@ -253,18 +255,21 @@ class NERDataModule(pl.LightningDataModule):
         sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
                                pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
+        collate = collate or self.collate_fn()
+        if train and isinstance(collate, Collator):  # ids of every training sentence built once, up front
+            for s in sentences:
+                collate.sentence_ids(s)
         # a generator of its own: starting an epoch then draws nothing from the global random state, so the
         # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
         return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
-                      collate_fn=collate or self.collate_fn(), num_workers=self.num_workers,
+                      collate_fn=collate, num_workers=self.num_workers,
                       persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
 
     def collate_fn(self) -> Callable:
-        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
-        if model is not None and hasattr(model, "collate"):
-            return model.collate
-        return self.vocabularies.collator()
+        """The model's collator (its ``setup`` hands it over as :attr:`model_collate`), else the
+        vocabularies' collator."""
+        return self.model_collate or self.vocabularies.collator()
 
     def train_sentences(self) -> list[Sentence]:
         """The training split after ``max_train_length`` (computed once)."""

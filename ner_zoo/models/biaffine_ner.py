@@ -11,7 +11,8 @@ TransformerEncoder`, first sub-word), optional BiLSTM ``h = BiLSTM(x)``; ``h_s =
 clashes (flat: no overlap; nested: no crossing).
 
 Differences from Yu et al.: no fastText/char-CNN inputs and no highway BiLSTM (the transformer is the
-encoder, as in the boundary-smoothing paper), one learning-rate group for the PLM (``pretrained_lr``).
+encoder, as in the boundary-smoothing paper), one learning-rate group for the PLM (``pretrained_lr``), and
+with an uncased encoder (the offline MiniLM) a casing embedding on each word state (``casing_dim``).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ner_zoo.models.dspert import TransformerSpanModel, set_dropout
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
-from ner_zoo.modules.transformer import MINILM, TransformerEncoder
+from ner_zoo.modules.transformer import MINILM, TransformerEncoder, set_dropout
+from ner_zoo.training.context import TransformerSpanModel
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 

@@ -12,77 +12,20 @@ emissions ``P = W h + b``, CRF score ``s(x, y) = sum_t A[y_{t-1}, y_t] + P[t, y_
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
-from lightning.pytorch.utilities import rank_zero_info
-
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.vocab import Vocab
-from ner_zoo.modules.embeddings import WordEmbedding
+from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
-
-CharEncoderFactory = Callable[[int], nn.Module]
-
-
-class WordCharEmbedder(nn.Module):
-    """Word embedding (optionally GloVe-initialised) concatenated with a character encoder's output.
-
-    Args:
-        num_words, num_chars: vocabulary sizes.
-        word_dim: word embedding size (the GloVe file's size when ``embeddings`` is set).
-        char_encoder: factory ``num_chars -> module`` mapping char ids ``[B, L, C]`` to ``[B, L, D]``.
-        freeze: keep the word embedding fixed.
-    """
-
-    def __init__(self, num_words: int, num_chars: int, word_dim: int, char_encoder: CharEncoderFactory | None,
-                 freeze: bool = False):
-        super().__init__()
-        self.words = WordEmbedding(num_words, word_dim, freeze=freeze)
-        self.chars = char_encoder(num_chars) if char_encoder is not None else None
-        self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
-
-    def load_pretrained(self, itos: list[str], source: str, normalize_digits: bool = False) -> str:
-        """Fill the word embedding from GloVe-format vectors; returns the hit statistics as text."""
-        from ner_zoo.modules.embeddings import load_glove, pretrained_matrix
-
-        words, vectors = load_glove(source)
-        if vectors.shape[1] != self.words.output_dim:
-            raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but word_dim is {self.words.output_dim}; "
-                             f"set model.init_args.word_dim: {vectors.shape[1]}")
-        matrix, stats = pretrained_matrix(itos, words, vectors, normalize_digits=normalize_digits)
-        with torch.no_grad():
-            self.words.embedding.weight.copy_(matrix)
-        return str(stats)
-
-    def init_from_pretrained(self, words: Vocab, source: str) -> str:
-        """Fill the word embedding from ``source`` for the word vocabulary ``words`` (its ``itos`` and digit
-        normalisation); returns the line to log."""
-        stats = self.load_pretrained(words.itos, source, normalize_digits=words.normalize_digits)
-        return f"word embeddings from {source}: {stats}"
-
-    def forward(self, batch: Batch) -> torch.Tensor:
-        x = self.words(batch.words)
-        if self.chars is not None:
-            x = torch.cat([x, self.chars(batch.chars).to(x.dtype)], dim=-1)
-        return x
+from ner_zoo.training.words import load_word_vectors
 
 
-class PretrainedWordsOnFit:
-    """Mixin for taggers with ``self.embedder`` (a :class:`WordCharEmbedder`) and ``self.embeddings_source``:
-    the pretrained vectors are read once, when fitting starts (not when a checkpoint is loaded)."""
-
-    def setup(self, stage: str) -> None:
-        # a checkpoint restores trained weights over the pretrained ones
-        if stage == "fit" and self.embeddings_source is not None and not getattr(self, "_glove_loaded", False):
-            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
-            self._glove_loaded = True
-
-
-class BiLSTMCRF(PretrainedWordsOnFit, SequenceTagger):
+class BiLSTMCRF(SequenceTagger):
     """Word + character embeddings -> BiLSTM -> linear -> CRF (or softmax).
 
     Args:
@@ -109,6 +52,11 @@ class BiLSTMCRF(PretrainedWordsOnFit, SequenceTagger):
         self.dropout = nn.Dropout(dropout)
         self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
+
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)
+        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.dropout(self.embedder(batch))

@@ -31,16 +31,9 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
-from ner_zoo.modules.transformer import MINILM, EncoderOutput, TransformerEncoder
-from ner_zoo.training.context import DocumentContextHooks
-from ner_zoo.training.span_model import SpanBatch, SpanModel
-
-
-def set_dropout(module: nn.Module, p: float) -> None:
-    """Set every ``nn.Dropout`` inside ``module`` (hidden and attention dropout of a PLM) to ``p``."""
-    for m in module.modules():
-        if isinstance(m, nn.Dropout):
-            m.p = p
+from ner_zoo.modules.transformer import MINILM, EncoderOutput, TransformerEncoder, set_dropout
+from ner_zoo.training.context import TransformerSpanModel
+from ner_zoo.training.span_model import SpanBatch
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
@@ -73,18 +66,6 @@ def word_aligned_spans(spans: Tensor, word_start: Tensor, word_end: Tensor, word
     first[:, -1] = last[:, -1] = -1
     s, e = first.gather(1, spans[..., 0].clamp(0, n - 1)), last.gather(1, spans[..., 1].clamp(0, n - 1))
     return torch.stack([s, e], -1), (s >= 0) & (e > s)
-
-
-class TransformerSpanModel(DocumentContextHooks, SpanModel):
-    """A span model on a :class:`TransformerEncoder` with optional document context (shared by DSpERT and
-    the biaffine baseline). Subclasses set ``self.encoder``."""
-
-    encoder: TransformerEncoder
-
-    def encode(self, batch: SpanBatch, hidden_states: bool = False) -> EncoderOutput:
-        left, right = self.neighbours(batch.sentences)
-        return self.encoder.encode([s.tokens for s in batch.sentences], batch.mask.device, left, right,
-                                   hidden_states=hidden_states)
 
 
 class DSpERT(TransformerSpanModel):
@@ -182,7 +163,6 @@ class DSpERT(TransformerSpanModel):
 
     # NERModule ------------------------------------------------------------------------------------------------
     def compute_loss(self, batch: SpanBatch) -> Tensor:
-        batch = self.span_batch(batch)
         self.check_gold(batch)
         enc, grid, logits = self.span_logits(batch)
         gold = word_to_subword_spans(batch.gold_spans, enc.word_start, enc.word_end)

@@ -48,20 +48,21 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import NerZooError
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.words import load_word_vectors
 
 
 class LabelAttentionPooling(nn.Module):
@@ -195,39 +196,18 @@ class HCR(SequenceTagger):
             self.memory = KeyValueTokenMemory(n_words, word_dim, h_dim, memory_slots, compatibility, overflow)
             if fusion == "emission":
                 self.memory_projection = nn.Linear(h_dim, self.num_tags)
-        self._prepared = False
 
     # data-dependent initialisation --------------------------------------------------------------------------
-    def setup(self, stage: str) -> None:
-        # GloVe, label embeddings and the memory index come from the training data, once; a checkpoint
-        # loaded afterwards restores trained weights and the stored memory over them.
-        if stage != "fit" or self._prepared:
-            return
-        dm = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
-        needs_data = self.label_attention is not None or self.memory is not None
-        if dm is None and needs_data:
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        """Load pretrained vectors, initialise the label embeddings and index the memory from the training split
+        (and, transductive, the ``dev``/``test`` splits of ``context``). ``setup("fit")`` calls it once; a
+        checkpoint loaded afterwards restores trained weights and the stored memory over them."""
+        super().prepare(train, context)
+        if not train and (self.label_attention is not None or self.memory is not None):
             raise NerZooError("HCR builds its label embeddings and memory index from the training split: fit with "
-                              "a data module (or call model.prepare(train_sentences) before fitting)")
-        if dm is None:
-            return self.prepare([])
-        evaluation = {}
-        if self.transductive:
-            for split in ("dev", "test"):
-                try:
-                    evaluation[split] = dm.sentences(split)
-                except FileNotFoundError:
-                    pass
-        self.prepare(dm.sentences("train"), **evaluation)
-        strategy = self._trainer.strategy
-        if self.memory is not None and getattr(strategy, "_ddp_kwargs", {}).get("broadcast_buffers", True) and \
-                self._trainer.world_size > 1:
-            rank_zero_warn("HCR's memory syncs itself across processes; pass broadcast_buffers=False to DDPStrategy "
-                           "to avoid broadcasting it from rank 0 at every step")
-
-    def prepare(self, train: Sequence[Sentence], dev: Sequence[Sentence] = (), test: Sequence[Sentence] = ()) -> None:
-        """Load pretrained vectors, initialise the label embeddings and index the memory (once)."""
+                              "a data module (or call model.prepare(train_sentences, {}) before fitting)")
         if self.embeddings_source is not None:
-            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
             if self.sentence_embedder is not None:
                 self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
         if self.label_attention is not None:
@@ -237,9 +217,15 @@ class HCR(SequenceTagger):
             ids = lambda sents: [self.vocabs.words.lookup_indices(s.tokens) for s in sents]  # noqa: E731
             splits = {"train": ids(train)}
             if self.transductive:
-                splits.update(dev=ids(dev), test=ids(test))
+                splits.update(dev=ids(context.get("dev", ())), test=ids(context.get("test", ())))
             self.memory.build(splits)
-        self._prepared = True
+
+    def on_fit_start(self) -> None:
+        strategy = self.trainer.strategy
+        if self.memory is not None and getattr(strategy, "_ddp_kwargs", {}).get("broadcast_buffers", True) and \
+                self.trainer.world_size > 1:
+            rank_zero_warn("HCR's memory syncs itself across processes; pass broadcast_buffers=False to DDPStrategy "
+                           "to avoid broadcasting it from rank 0 at every step")
 
     @torch.no_grad()
     def label_vectors(self, sentences: Sequence[Sentence]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -14,7 +14,8 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
   on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
   ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
   same placement.
-* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (code's window set + every gold span;
+* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (``train_widths``: the configs use Table 6,
+  ACE04 [1-7, 9, 11, 13, 15] and GENIA [1-10], so the regressor must reach lengths never seeded; every gold span;
   pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
   sentence, resampled every step from ``(sample_seed, global_step)``).
 * Eq. 1-3 filter ``sigmoid(MLP([max-pool; h_st; h_ed]))``, Eq. 4-5 regressor ``MLP([max-pool; h_{st-1};
@@ -42,16 +43,16 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.schema import Span
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
                                            soft_nms_batch)
@@ -59,6 +60,7 @@ from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.training.words import load_word_vectors
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
 
@@ -234,18 +236,14 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
     def features_used(self) -> list[str]:
         return [self.pos_feature] if self.pos_feature else []
 
-    def setup(self, stage: str) -> None:
-        self.index_context(stage)
-        if self.hparams.pos_feature and not self.pos_feature and not getattr(self, "_warned_pos", False):
-            self._warned_pos = True
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)  # document context
+        if self.hparams.pos_feature and not self.pos_feature:
             rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
                            f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
                            "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
-        if stage != "fit" or getattr(self, "_fit_prepared", False):
-            return
-        self._fit_prepared = True
-        if self.embeddings_source is not None:  # read once for training; checkpoints restore trained weights
-            rank_zero_info(self.embedder.init_from_pretrained(self.vocabs.words, self.embeddings_source))
+        if self.embeddings_source is not None:  # read for training; checkpoints restore trained weights
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     @property
     def context_encoder(self):
@@ -276,7 +274,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             raw = self.regressor(torch.cat([pool, outer], -1)).float()
             n = lengths.view(-1, 1, 1).float()
             norm = self.hparams.regressor_norm
-            offsets = raw if norm == "none" else (torch.sigmoid(raw) if norm == "sigmoid_x_len" else torch.tanh(raw)) * n
+            squash = torch.sigmoid if norm == "sigmoid_x_len" else torch.tanh
+            offsets = raw if norm == "none" else squash(raw) * n
         else:  # w/o regressor: the seeds are the proposals
             offsets = torch.zeros(*seeds.shape, device=h.device)
         adjusted = seeds + torch.floor(offsets.detach() + 0.5).long()  # Eq. 6-7 (no gradient through rounding)
@@ -357,7 +356,6 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
                 "illegal": (p.illegal & mask).float().sum() / mask.sum().clamp(min=1)}
 
     def compute_loss(self, batch: SpanBatch) -> Tensor:
-        batch = self.span_batch(batch)
         self.check_gold(batch)
         t, hp = self.loss_terms(batch), self.hparams
         return (hp.filter_weight * t["filter"] + hp.offset_weight * t["offset"] + hp.overlap_weight * t["overlap"]
@@ -427,14 +425,14 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         return int(self.eval_proposals(batch)[1].sum())
 
     # metrics -----------------------------------------------------------------------------------------------
-    def _eval_step(self, batch: Batch, stage: str) -> None:
+    def eval_step(self, batch: Batch, stage: str) -> None:
         preds, proposals = self.decode_counting(batch)
         gold = self.gold(batch)
         self.update_metrics(stage, preds, gold)
         self.proposal_metrics[stage].update(proposals, sum(len(g) for g in gold))
 
-    def _log_metric(self, stage: str) -> dict:
-        result = super()._log_metric(stage)
+    def log_metrics(self, stage: str) -> dict:
+        result = super().log_metrics(stage)
         self.log(f"{stage}/proposals_per_gold", float(self.proposal_metrics[stage].compute()))
         self.proposal_metrics[stage].reset()
         return result

@@ -9,7 +9,8 @@ Map from the paper to the code:
 * Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): :meth:`MIN.inputs`.
 * Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MIN.states`.
 * Eqs. 8-10, sentinel, decoder, biaffine pointer ``p(w_i|w_j)`` and ``H^Seg``:
-  :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`min_targets`.
+  :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets`
+  (built by :class:`MINCollator`, with the other targets of :func:`min_targets`).
 * Sec. 3.4, label attention ``h^{X-E} = [h^X; sum_y softmax_y(h^X . E_y) E_y]``: :class:`LabelAttention`;
   Eq. 11, ``H̄^Bdy = [h^{B-E}; sum_j alpha_ij h^{T-E}_j]`` (and symmetrically ``H̄^Type``):
   :class:`CrossBiaffineAttention`.
@@ -34,7 +35,7 @@ Choices the paper leaves open (notes: ``docs/papers.md``, MIN):
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -43,12 +44,14 @@ from torch import Tensor, nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, split_tag, tag_names
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, PretrainedWordsOnFit, WordCharEmbedder
+from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
-from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_targets
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.words import load_word_vectors
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
@@ -72,6 +75,48 @@ def boundary_tags(spans: Sequence[Span], n: int, where: object = None) -> list[s
     """Untyped BIOES prefixes of one sentence (targets of the optional label-attention supervision)."""
     untyped = [Span(s.start, s.end, "E") for s in spans]
     return [split_tag(t)[0] for t in spans_to_tags(untyped, n, "bioes", where)]
+
+
+def pointer_targets(spans: Sequence[Sequence[Span]], lengths: Tensor | Sequence[int], max_length: int | None = None,
+                    window: int | None = None, sources: Sequence[object] | None = None) -> Tensor:
+    """Gold pointer positions ``[B, L]``.
+
+    Args:
+        spans: per sentence, its flat (non-overlapping) entity spans.
+        lengths: sentence lengths ``[B]``.
+        max_length: padded length ``L`` (default: the longest sentence).
+        window: when the pointer support is capped at ``window`` words (see :func:`pointer_mask`), an
+            entity longer than that cannot be pointed to; its first word gets no target (``IGNORE``).
+        sources: per sentence, where it came from (named in errors).
+
+    Raises:
+        DataFormatError: a span outside its sentence, or two spans starting at the same word (nested).
+
+    Returns:
+        The last word (inclusive) of the entity a word starts; the sentence length ``n`` (the sentinel) for
+        every other real word; ``IGNORE`` on padding.
+    """
+    lengths = torch.as_tensor(lengths, dtype=torch.long)
+    L = int(lengths.max()) if max_length is None else int(max_length)
+    pos = torch.arange(L)
+    target = torch.where(pos < lengths.unsqueeze(1), lengths.unsqueeze(1), IGNORE)
+    flat = [(b, sp.start, sp.end - 1) for b, row in enumerate(spans) for sp in row]
+    if flat:
+        row, start, last = torch.tensor(flat, dtype=torch.long).unbind(1)
+        where = lambda b: sources[b] if sources is not None else f"sentence {b} of the batch"  # noqa: E731
+        outside = ((last >= lengths[row]) | (start < 0) | (last < start)).nonzero().flatten()
+        if len(outside):
+            b = int(row[outside[0]])
+            raise DataFormatError(f"span {flat[int(outside[0])][1:]} (first, last word) lies outside a sentence "
+                                  f"of {int(lengths[b])} words", where(b))
+        keys, counts = torch.unique(row * (L + 1) + start, return_counts=True)
+        if bool((counts > 1).any()):
+            raise DataFormatError("two spans start at the same word", where(int(keys[counts > 1][0]) // (L + 1)),
+                                  hint="the pointer decoder needs flat (non-nested) entities")
+        if window is not None:
+            last = torch.where(last - start < window, last, IGNORE)
+        target[row, start] = last
+    return target
 
 
 def min_targets(sentences: Sequence[Sentence], max_length: int, type_index: dict[str, int],
@@ -162,7 +207,7 @@ class Gate(nn.Module):
 
 
 # the model -------------------------------------------------------------------------------------------------
-class MIN(PretrainedWordsOnFit, SequenceTagger):
+class MIN(SequenceTagger):
     """NER module (BiLSTM-CRF) fed through gates by a boundary module and a type module that interact.
 
     Args:
@@ -249,15 +294,14 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
             self.projection = nn.Sequential(nn.Linear(fused, fusion_hidden), nn.Tanh(),
                                             nn.Linear(fusion_hidden, self.num_tags))
 
-    def collate(self, items) -> Batch:
-        """Default collation plus the sub-task targets (the data module uses this when present)."""
-        return self._collator()(items)
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)
+        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
-    def _collator(self) -> MINCollator:
-        if getattr(self, "_min_collator", None) is None:
-            self._min_collator = MINCollator(self.vocabs.collator(), self.type_names, self.type_scheme,
-                                             self.pointer_window)
-        return self._min_collator
+    def make_collator(self) -> MINCollator:
+        """Default collation plus the sub-task targets in ``batch.features``."""
+        return MINCollator(self.vocabs.collator(), self.type_names, self.type_scheme, self.pointer_window)
 
     # forward --------------------------------------------------------------------------------------------
     def inputs(self, batch: Batch) -> Tensor:
@@ -296,14 +340,6 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
         return self.states(batch)["emissions"]
 
     # training -------------------------------------------------------------------------------------------
-    def targets(self, batch: Batch) -> dict[str, Tensor]:
-        """Sub-task targets: from the collator, or computed here for batches built by another collator."""
-        if all(k in batch.features for k in TARGET_KEYS):
-            return batch.features
-        made = min_targets(batch.sentences, batch.mask.shape[1], self._collator().type_index, self.type_scheme,
-                           self.pointer_window)
-        return {k: v.to(batch.mask.device) for k, v in made.items()}
-
     def _tag_loss(self, crf: LinearChainCRF | None, scores: Tensor, tags: Tensor, mask: Tensor) -> Tensor:
         if crf is not None:
             return crf.nll(scores, tags.clamp_min(0), mask, reduction="mean")
@@ -313,7 +349,7 @@ class MIN(PretrainedWordsOnFit, SequenceTagger):
         out, mask = self.states(batch), batch.mask
         losses = {"ner": self._tag_loss(self.crf, out["emissions"], batch.tags, mask)}
         if self.use_boundary or self.use_type:
-            gold = self.targets(batch)
+            gold = batch.features  # the targets of MINCollator
         if self.use_type:
             losses["type"] = self.weights["type"] * self.type_crf.nll(
                 out["type_emissions"], gold["min_type"].clamp_min(0), mask, reduction="mean")

@@ -23,13 +23,17 @@ output is ``lambda * x``: defined, finite, and the same formula as every other t
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.models.bilstm_crf import BiLSTMCRF, CharEncoderFactory
+from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.words import load_word_vectors
 
 
 def relative_index(n: int, clip: int, device: torch.device | None = None) -> torch.Tensor:
@@ -171,7 +175,7 @@ class ContextFusion(nn.Module):
         return self.fuse(x, mask)[0]
 
 
-class PSA(BiLSTMCRF):
+class PSA(SequenceTagger):
     """BiLSTM-CRF with position-aware self-attentional context fusion before and after the BiLSTM.
 
     Embeddings -> dropout -> fusion #1 -> BiLSTM -> dropout -> fusion #2 -> linear -> CRF. With both
@@ -204,15 +208,25 @@ class PSA(BiLSTMCRF):
                  fuse_output: bool = True, window: int = 10, self_mask: bool = True, token_bias: bool = True,
                  gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: float = 0.2,
                  absolute_position: bool = False, **kwargs: Any):
-        super().__init__(vocabs=vocabs, embeddings=embeddings, word_dim=word_dim,
-                         freeze_embeddings=freeze_embeddings, char_encoder=char_encoder, hidden=hidden,
-                         num_layers=num_layers, dropout=dropout, **kwargs)
+        super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
+        # the BiLSTM-CRF of models/bilstm_crf.py (same parameter names)
+        self.embeddings_source = embeddings
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
+                                         freeze_embeddings)
+        self.dropout = nn.Dropout(dropout)
+        self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
+        self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
         options = dict(dropout=attention_dropout, window=window, self_mask=self_mask, token_bias=token_bias,
                        gaussian_bias=gaussian_bias, alphas=alphas)
         self.fusion_input = ContextFusion(self.embedder.output_dim, **options) if fuse_input else None
         self.fusion_output = ContextFusion(self.encoder.output_dim, **options) if fuse_output else None
         self.absolute_position = absolute_position
+
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)
+        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.embedder(batch)

@@ -10,9 +10,10 @@ This is Sohrab & Miwa's model with Lee et al.'s span features, on words (GloVe +
 transformer ``features``). It is *not* DSpERT's "shallow" baseline (L̃ = 0, Zhu et al. 2023 Table 3), which
 keeps DSpERT's transformer, sub-word span grid, BiLSTM streams and boundary smoothing: that one is
 ``configs/dspert/ablations/shallow.yaml``. Departures from Sohrab & Miwa: the inside states are max-pooled
-(they average them), a width embedding (Lee et al.) is added, and the loss is injectable. Dropout: ``embed_dropout`` / ``features_dropout`` on the inputs, ``dropout`` on the BiLSTM output
-and inside the MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses
-Locate-and-Label's placement, so that pair stays comparable). Map to code:
+(they average them), a width embedding (Lee et al.) is added, and the loss is injectable. Dropout:
+``embed_dropout`` / ``features_dropout`` on the inputs, ``dropout`` on the BiLSTM output and inside the
+MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses Locate-and-Label's
+placement, so that pair stays comparable). Map to code:
 ``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifier.token_states`, ``f`` = optional
 ``features`` module), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
 ``g_ij = [max_{i<=t<j} h_t; h_i; h_{j-1} (; phi(j - i))]`` (:meth:`span_logits`), ``p_ij =
@@ -23,19 +24,20 @@ crossing (nested task), see :class:`~ner_zoo.training.span_model.SpanModel`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_info, rank_zero_warn
+from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
-from ner_zoo.models.bilstm_crf import CharEncoderFactory, WordCharEmbedder
-from ner_zoo.modules.embeddings import WordEmbedding
+from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
 from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
+from ner_zoo.training.words import load_word_vectors
 
 
 class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
@@ -71,8 +73,8 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
                  features: nn.Module | None = None, hidden: int = 200, num_layers: int = 1, dropout: float = 0.5,
                  embed_dropout: float | None = None, features_dropout: float | None = None,
-                 head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150, loss: SpanLoss | None = None,
-                 **kwargs: Any):
+                 head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150,
+                 loss: SpanLoss | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         if max_width < 1:
@@ -96,26 +98,16 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
                                         nn.Linear(ffn_dim, self.num_classes))
         self.loss = loss if loss is not None else CrossEntropySpanLoss()
 
-    def setup(self, stage: str) -> None:
-        self.index_context(stage)
-        if stage != "fit" or getattr(self, "_fit_prepared", False):
-            return
-        self._fit_prepared = True
-        # pretrained vectors are read once, for training; a checkpoint restores trained weights over them
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)  # document context
+        # pretrained vectors are read for training; a checkpoint restores trained weights over them
         if self.embeddings_source is not None:
-            words = self.vocabs.words
-            pretrained = WordEmbedding.from_pretrained(words.itos, self.embeddings_source,
-                                                       normalize_digits=words.normalize_digits)
-            with torch.no_grad():
-                self.embedder.words.embedding.weight.copy_(pretrained.embedding.weight)
-            rank_zero_info(f"word vectors from {self.embeddings_source}: {pretrained.stats}")
-        datamodule = getattr(self.trainer, "datamodule", None)
-        if datamodule is not None and hasattr(datamodule, "sentences"):
-            gold = [len(sp) for s in datamodule.sentences("train") for sp in s.spans]
-            long = sum(n > self.max_width for n in gold)
-            if long:
-                rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
-                               f"than max_width={self.max_width} and cannot be predicted")
+            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        gold = [len(sp) for s in train for sp in s.spans]
+        long = sum(n > self.max_width for n in gold)
+        if long:
+            rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
+                           f"than max_width={self.max_width} and cannot be predicted")
 
     @property
     def context_encoder(self):

@@ -63,10 +63,10 @@ class TransformerTagger(DocumentContextHooks, SequenceTagger):
         self.init_document_context()
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
+        super().on_load_checkpoint(checkpoint)  # checks the digest of the weights as stored
         state = checkpoint.get("state_dict", {})
         if "casing.embedding.weight" in state:  # saved before the casing embedding moved into the encoder
             state["encoder.casing.embedding.weight"] = state.pop("casing.embedding.weight")
-        super().on_load_checkpoint(checkpoint)
 
     # model -----------------------------------------------------------------------------------------------
     def emissions(self, batch: Batch) -> torch.Tensor:

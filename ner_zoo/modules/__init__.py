@@ -5,18 +5,19 @@ from ner_zoo.modules.char_encoders import CharBiLSTM, CharCNN
 from ner_zoo.modules.crf import LinearChainCRF, paths_to_lists
 from ner_zoo.modules.embeddings import (
     CasingEmbedding,
+    CharEncoderFactory,
     FeatureEmbedding,
     PretrainedStats,
+    WordCharEmbedder,
     WordEmbedding,
     casing_ids,
-    load_glove,
     pretrained_matrix,
 )
 from ner_zoo.modules.precision import autocast_off, fp32, to_fp32
 from ner_zoo.modules.intnet import IntNet
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
-from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, ScalarMix, TransformerEncoder
+from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, ScalarMix, TransformerEncoder, set_dropout
 
 __all__ = [
     "Biaffine",
@@ -33,11 +34,13 @@ __all__ = [
     "FeatureEmbedding",
     "LinearChainCRF",
     "PretrainedStats",
+    "WordCharEmbedder",
     "WordEmbedding",
+    "CharEncoderFactory",
+    "set_dropout",
     "autocast_off",
     "casing_ids",
     "fp32",
-    "load_glove",
     "paths_to_lists",
     "pretrained_matrix",
     "to_fp32",

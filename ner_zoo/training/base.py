@@ -1,7 +1,17 @@
-"""Shared LightningModule for every model of the zoo: optimisation, evaluation, logging, prediction.
+"""Shared LightningModule for every model of the zoo: lifecycle, optimisation, evaluation, logging, prediction.
 
-A model subclasses :class:`NERModule` and implements ``compute_loss(batch)`` and ``decode(batch)``;
-``decode`` returns, per sentence, predicted spans (NER, chunking) or predicted tags (POS tagging).
+A model subclasses :class:`NERModule` (usually through ``SequenceTagger`` or ``SpanModel``) and implements
+``compute_loss(batch)`` and ``decode(batch)``; ``decode`` returns, per sentence, predicted spans (NER,
+chunking) or predicted tags (POS tagging). The lifecycle hooks it may override:
+
+* ``make_collator()``: the callable that turns ``(index, Sentence)`` items into a batch (default: the
+  vocabularies' collator); every loader (data module, ``predict``, tests, benchmarks) uses it, as
+  ``model.collator`` or ``model.collate(items)``.
+* ``prepare(train, context)``: data-dependent set-up (pretrained vectors, label vectors, memory indexes,
+  document context, warnings), run once by ``setup("fit")``; call it yourself without a Trainer.
+* ``add_context(sentences)``: sentences a later stage may read as document context.
+* ``eval_step``, ``update_metrics``, ``log_metrics``, ``stage_metrics``: evaluation.
+
 Everything else (metrics per stage, per-type tables, optimiser and scheduler from the config, learning
 rate groups for pretrained weights, NaN guard, prediction records) lives here once.
 """
@@ -9,8 +19,10 @@ rate groups for pretrained weights, NaN guard, prediction records) lives here on
 from __future__ import annotations
 
 import inspect
+import itertools
 import random
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import lightning.pytorch as pl
 import torch
@@ -19,12 +31,36 @@ from lightning.pytorch.utilities import rank_zero_warn
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.datamodule import Vocabularies
+from ner_zoo.data.datamodule import NERDataModule, Vocabularies
+from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 
 FORMAT_VERSION = 1
+CONTEXT_SPLITS = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",), "predict": ("test",)}
+
+
+class SplitSentences(Mapping):
+    """A data module's splits by name (``train``, ``dev``, ``test``), each read on first access; a split
+    without a file reads as ``[]``. ``SplitSentences()`` (no data module) is empty."""
+
+    def __init__(self, datamodule: NERDataModule | None = None):
+        self.datamodule, self._read = datamodule, {}
+
+    def __getitem__(self, split: str) -> list[Sentence]:
+        if split not in self._read:
+            try:
+                self._read[split] = list(self.datamodule.sentences(split)) if self.datamodule is not None else []
+            except FileNotFoundError:
+                self._read[split] = []
+        return self._read[split]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("train", "dev", "test") if self.datamodule is not None else ())
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
 
 
 def default_optimizer(params: Iterable) -> torch.optim.Optimizer:
@@ -34,7 +70,7 @@ def default_optimizer(params: Iterable) -> torch.optim.Optimizer:
 def fused_if_unset(optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
     """The same optimiser with ``fused=True`` when it is a torch optimiser that has a fused implementation
     and the config left ``fused`` (and ``foreach``) unset: one kernel for the whole update instead of one
-    pass per operation (SGD with momentum: 1.6x faster steps on CPU). ``fused: false`` in the config keeps
+    pass per operation (SGD with momentum: ~1.8x faster on CPU, docs/benchmarks.md). ``fused: false`` keeps
     the plain loop. Falls back to ``optimizer`` where the fused kernel does not support the parameters."""
     defaults = optimizer.defaults
     if defaults.get("fused", False) is not None or defaults.get("foreach") or defaults.get("differentiable"):
@@ -67,6 +103,54 @@ class NERModule(pl.LightningModule):
         self.pretrained_lr = pretrained_lr
         self.task = self.vocabs.task
         self.metrics = torch.nn.ModuleDict({stage: self._new_metric() for stage in ("val", "test")})
+        self.prepared = False  # prepare() ran (setup("fit") runs it once)
+        self._collator: Callable | None = None
+
+    # lifecycle ---------------------------------------------------------------------------------------------
+    def make_collator(self) -> Callable[[Sequence[tuple[int, Sentence]]], Batch]:
+        """The collator behind :meth:`collate` (override to add inputs or targets; keep it picklable)."""
+        return self.vocabs.collator()
+
+    @property
+    def collator(self) -> Callable[[Sequence[tuple[int, Sentence]]], Batch]:
+        """The model's collator (built once by :meth:`make_collator`); loaders get this object, which pickles
+        without the model."""
+        if self._collator is None:
+            self._collator = self.make_collator()
+        return self._collator
+
+    def collate(self, items: Sequence[tuple[int, Sentence]]) -> Batch:
+        """``(index, sentence)`` items -> a batch, as this model needs it."""
+        return self.collator(items)
+
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        """Data-dependent set-up before training; ``setup("fit")`` calls it once.
+
+        Args:
+            train: the training split.
+            context: every split by name (``dev``, ``test``, ...), read on first access
+                (:class:`SplitSentences`): document context, transductive memories.
+
+        A checkpoint loaded afterwards restores trained weights over what this sets.
+        """
+
+    def add_context(self, sentences: Iterable[Sentence]) -> None:
+        """Sentences that evaluation or prediction may read as document context (default: none needed)."""
+
+    def setup(self, stage: str) -> None:
+        """Hand :attr:`collator` to the data module, run :meth:`prepare` once before fitting, and offer the
+        stage's sentences to :meth:`add_context` otherwise."""
+        dm = self.trainer.datamodule if self._trainer is not None else None
+        dm = dm if isinstance(dm, NERDataModule) else None
+        if dm is not None:
+            dm.model_collate = self.collator
+        splits = SplitSentences(dm)
+        if stage == "fit":
+            if not self.prepared:
+                self.prepare(splits["train"], splits)
+                self.prepared = True
+        else:  # lazy: models without document context never read these splits
+            self.add_context(itertools.chain.from_iterable(splits[n] for n in CONTEXT_SPLITS.get(stage, ())))
 
     # to implement ---------------------------------------------------------------------------------------
     def compute_loss(self, batch: Batch) -> torch.Tensor:
@@ -109,19 +193,22 @@ class NERModule(pl.LightningModule):
     def is_logging_step(self) -> bool:
         """Whether this training step's values reach the loggers: every ``trainer.log_every_n_steps`` steps
         (as Lightning writes them) and the epoch's last batch. Per-step values are logged only then, since
-        each ``self.log`` costs about a millisecond of bookkeeping; the written values are the same."""
+        each ``self.log`` call costs milliseconds of Python bookkeeping; the written values are the same."""
         trainer = self.trainer
         return (self.global_step + 1) % max(1, trainer.log_every_n_steps) == 0 or bool(trainer.is_last_batch)
 
-    def _eval_step(self, batch: Batch, stage: str) -> None:
-        preds = self.decode(batch)
-        self.metrics[stage].update(preds, self.gold(batch))
+    def eval_step(self, batch: Batch, stage: str) -> None:
+        """Decode ``batch`` and update the ``val``/``test`` metrics."""
+        self.update_metrics(stage, self.decode(batch), self.gold(batch))
+
+    def update_metrics(self, stage: str, preds: list[list], gold: list[list]) -> None:
+        self.metrics[stage].update(preds, gold)
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_step(batch, "val")
+        self.eval_step(batch, "val")
 
     def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._eval_step(batch, "test")
+        self.eval_step(batch, "test")
 
     # Metric states are reset when an evaluation starts, not only after it: a model handed between processes
     # (ddp_spawn) or reused after an interrupted loop must never carry counts into a new evaluation.
@@ -138,14 +225,15 @@ class NERModule(pl.LightningModule):
             metric.reset()
 
     def on_validation_epoch_end(self) -> None:
-        self._log_metric("val")
+        self.log_metrics("val")
 
     def on_test_epoch_end(self) -> None:
-        result = self._log_metric("test")
+        result = self.log_metrics("test")
         if self.trainer.is_global_zero and not self.is_pos:
             print(format_table(self.metrics["test"].per_type_rows(result, micro=True)), flush=True)
 
-    def _log_metric(self, stage: str) -> dict:
+    def log_metrics(self, stage: str) -> dict:
+        """Compute, log and reset the stage's metrics; returns the span F1 result (accuracy for POS)."""
         metric = self.metrics[stage]
         result = metric.compute()
         metric.reset()

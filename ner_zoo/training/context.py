@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
 from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.transformer import DocumentContext
-
-SPLITS_BY_STAGE = {"fit": ("train", "dev"), "validate": ("dev",)}
+from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, TransformerEncoder
+from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
 class DocumentContextHooks:
     """Mixin for a LightningModule whose transformer reads ``context`` neighbouring sentences per side.
 
-    The sentences of the data module's splits (at ``setup``) and of the predict loaders are indexed by
-    ``(split, doc_id, index)``, so context never crosses splits; :meth:`neighbours` returns the left/right
-    token lists of a batch. Subclasses call
+    The training and dev sentences (at :meth:`prepare`), those of later stages (:meth:`add_context`, from
+    ``NERModule.setup``) and of the predict loaders are indexed by ``(split, doc_id, index)``, so context
+    never crosses splits; :meth:`neighbours` returns the left/right token lists of a batch. Subclasses call
     :meth:`init_document_context` in ``__init__`` and may override :attr:`context_encoder`.
     """
 
@@ -35,22 +34,16 @@ class DocumentContextHooks:
     def context_width(self) -> int:
         return int(getattr(self.context_encoder, "context", 0) or 0)
 
-    def add_context(self, sentences: Sequence[Sentence]) -> None:
+    def add_context(self, sentences: Iterable[Sentence]) -> None:
         """Make ``sentences`` available as document context (by ``doc_id``/``index``)."""
-        self.doc_context.add(sentences)
+        if self.context_width > 0:
+            self.doc_context.add(list(sentences))
 
-    def index_context(self, stage: str) -> None:
-        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
-        if self.context_width <= 0 or not hasattr(datamodule, "sentences"):
-            return
-        for split in SPLITS_BY_STAGE.get(stage, ("test",)):
-            try:
-                self.add_context(datamodule.sentences(split))
-            except FileNotFoundError:
-                pass
-
-    def setup(self, stage: str) -> None:
-        self.index_context(stage)
+    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
+        super().prepare(train, context)
+        self.add_context(train)
+        if self.context_width > 0:
+            self.add_context(context.get("dev", ()))
 
     def on_predict_start(self) -> None:
         if self.context_width > 0:
@@ -74,3 +67,15 @@ class DocumentContextHooks:
             rank_zero_warn("context > 0 but no document context is indexed: sentences are encoded alone")
             self._warned_context = True
         return self.doc_context.get(sentences, self.context_width)
+
+
+class TransformerSpanModel(DocumentContextHooks, SpanModel):
+    """A span model on a :class:`TransformerEncoder` with optional document context (shared by DSpERT and
+    the biaffine baseline). Subclasses set ``self.encoder``."""
+
+    encoder: TransformerEncoder
+
+    def encode(self, batch: SpanBatch, hidden_states: bool = False) -> EncoderOutput:
+        left, right = self.neighbours(batch.sentences)
+        return self.encoder.encode([s.tokens for s in batch.sentences], batch.mask.device, left, right,
+                                   hidden_states=hidden_states)

@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 import warnings
 from datetime import datetime
@@ -38,7 +37,7 @@ import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from ner_zoo.data.writers import atomic_write
+from ner_zoo.io import atomic_write
 
 #: config keys that differ between runs of one recipe (seed, output paths, loggers, stop time)
 RUN_SPECIFIC = ("seed_everything", "logger", "default_root_dir", "dirpath", "ckpt_path", "save_dir", "path",
@@ -181,6 +180,7 @@ class RunRecorder(Callback):
         self.path, self.enabled = path, enabled
         self.config: dict = {}
         self.config_files: list[str] = []
+        self.command: str | None = None  # the command line, set by the CLI (None when built from a dict)
         self.epoch_times: list[float] = []
         self.epoch_fractions: list[float] = []  # share of the epoch's batches actually trained
         self.record: dict = {}
@@ -270,7 +270,7 @@ class RunRecorder(Callback):
             "config_files": self.config_files, "overlays": overlay_names(self.config_files),
             "data_split": getattr(dm, "split_name", None),
             "git": git_state(),
-            "command": " ".join(["ner-zoo", *sys.argv[1:]]) if sys.argv and "pytest" not in sys.argv[0] else None,
+            "command": self.command,
             "config_hash": config_hash(self.config) if self.config else None,
             "config": self.config,
             "precision": str(trainer.precision),

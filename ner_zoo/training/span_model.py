@@ -95,27 +95,12 @@ class SpanModel(NERModule):
         self.nested = overlap == "nested" if overlap is not None else self.task == "nested_ner"
         self.num_classes = len(self.vocabs.labels) + 1  # + NONE (id 0)
         self.length_metrics = torch.nn.ModuleDict({stage: SpanF1ByLength() for stage in ("val", "test")})
-        self.span_collator = self.make_collator()
 
     # data ---------------------------------------------------------------------------------------------------
     def make_collator(self) -> SpanCollator:
-        """The collator the DataModule and ``predict`` use (override to add inputs)."""
+        """Token inputs (no tags) plus gold span tensors: batches are :class:`SpanBatch` (override to add inputs)."""
         v = self.vocabs
         return SpanCollator(Collator(v.words, v.chars, None, None, None, v.features), v.labels)
-
-    @property
-    def collate(self) -> SpanCollator:
-        return self.span_collator
-
-    def span_batch(self, batch: Batch) -> SpanBatch:
-        """``batch`` with gold span tensors (a plain :class:`Batch` from a loader built without this model's
-        collate, e.g. a DataModule used outside a Trainer, gets them now)."""
-        if isinstance(batch, SpanBatch) and batch.gold_spans is not None:
-            return batch
-        gold, mask, unknown = self.span_collator.gold(batch.sentences)
-        fields_ = {f.name: getattr(batch, f.name) for f in fields(Batch)}
-        return SpanBatch(**fields_, gold_spans=gold.to(batch.mask.device), gold_mask=mask.to(batch.mask.device),
-                         unknown_labels=unknown)
 
     def check_gold(self, batch: SpanBatch) -> None:
         """Raise :class:`LabelError` when a training batch has gold labels outside the label set."""
@@ -156,15 +141,12 @@ class SpanModel(NERModule):
         return out
 
     # metrics ------------------------------------------------------------------------------------------------
-    def _eval_step(self, batch: Batch, stage: str) -> None:
-        self.update_metrics(stage, self.decode(batch), self.gold(batch))
-
     def update_metrics(self, stage: str, preds: list[list[Span]], gold: list[list[Span]]) -> None:
         self.metrics[stage].update(preds, gold)
         self.length_metrics[stage].update(preds, gold)
 
-    def _log_metric(self, stage: str) -> dict:
-        result = super()._log_metric(stage)
+    def log_metrics(self, stage: str) -> dict:
+        result = super().log_metrics(stage)
         metric = self.length_metrics[stage]
         by_length = metric.compute()
         metric.reset()
@@ -195,8 +177,7 @@ class GridSpanModel(SpanModel):
         """``(grid, logits [B, S, num_classes])`` for the spans of ``batch``."""
         raise NotImplementedError
 
-    def compute_loss(self, batch: Batch) -> Tensor:
-        batch = self.span_batch(batch)
+    def compute_loss(self, batch: SpanBatch) -> Tensor:
         self.check_gold(batch)
         grid, logits = self.span_logits(batch)
         return self.loss(logits, grid, batch.gold_spans, batch.gold_mask)
