@@ -160,14 +160,12 @@ class HCR(SequenceTagger):
                  fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
                  transductive: bool = False, leave_one_out: bool = True, memory_dropout: float = 0.0,
                  released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
-        super().__init__(vocabs=vocabs, **kwargs)
+        super().__init__(vocabs=vocabs, loss_reduction=loss_reduction, **kwargs)  # the tag loss: SequenceTagger
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
             raise ValueError(f"fusion must be emission or state, got {fusion!r}")
-        if loss_reduction not in ("sum", "mean"):
-            raise ValueError(f"loss_reduction must be sum or mean, got {loss_reduction!r}")
         self.embeddings_source = embeddings
-        self.fusion, self.memory_weight, self.loss_reduction = fusion, memory_weight, loss_reduction
+        self.fusion, self.memory_weight = fusion, memory_weight
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
         if not 0.0 <= memory_dropout < 1.0:
             raise ValueError(f"memory_dropout must be in [0, 1), got {memory_dropout}")
@@ -313,12 +311,6 @@ class HCR(SequenceTagger):
         if self.fusion == "emission":
             return (1 - a) * self.projection(h) + a * self.memory_projection(r.to(h.dtype))
         return self.projection((1 - a) * h + a * r.to(h.dtype))
-
-    def compute_loss(self, batch: Batch) -> torch.Tensor:
-        scores = self.emissions(batch)
-        if self.crf is not None:
-            return self.crf.nll(scores, batch.tags, batch.mask, reduction=self.loss_reduction)
-        return F.cross_entropy(scores.float()[batch.mask], batch.tags[batch.mask], reduction=self.loss_reduction)
 
     # memory hooks ---------------------------------------------------------------------------------------------
     def on_after_backward(self) -> None:

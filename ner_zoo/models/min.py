@@ -340,19 +340,14 @@ class MIN(SequenceTagger):
         return self.states(batch)["emissions"]
 
     # training -------------------------------------------------------------------------------------------
-    def _tag_loss(self, crf: LinearChainCRF | None, scores: Tensor, tags: Tensor, mask: Tensor) -> Tensor:
-        if crf is not None:
-            return crf.nll(scores, tags.clamp_min(0), mask, reduction="mean")
-        return F.cross_entropy(scores.float()[mask], tags[mask])
-
     def compute_loss(self, batch: Batch) -> Tensor:
         out, mask = self.states(batch), batch.mask
-        losses = {"ner": self._tag_loss(self.crf, out["emissions"], batch.tags, mask)}
+        losses = {"ner": self.tag_loss(out["emissions"], batch.tags.clamp_min(0), mask, self.crf)}
         if self.use_boundary or self.use_type:
             gold = batch.features  # the targets of MINCollator
         if self.use_type:
-            losses["type"] = self.weights["type"] * self.type_crf.nll(
-                out["type_emissions"], gold["min_type"].clamp_min(0), mask, reduction="mean")
+            losses["type"] = self.weights["type"] * self.tag_loss(
+                out["type_emissions"], gold["min_type"].clamp_min(0), mask, self.type_crf)
         if self.use_boundary:
             losses["boundary"] = self.weights["boundary"] * self.pointer.loss(out["pointer_log_p"], gold["min_pointer"])
         if self.use_interaction and self.weights["label"] > 0:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
@@ -19,11 +19,17 @@ class SequenceTagger(NERModule):
     Args:
         use_crf: decode with a linear-chain CRF (else independent softmax per token).
         constrain: forbid invalid tag bigrams of the scheme in the CRF (IOB2/BIOES), in training and decoding.
+        loss_reduction: the tag loss over a batch, ``mean`` (per sentence for the CRF, per token for softmax) or
+            ``sum``.
         **kwargs: see :class:`~ner_zoo.training.base.NERModule`.
     """
 
-    def __init__(self, use_crf: bool = True, constrain: bool = True, **kwargs: Any):
+    def __init__(self, use_crf: bool = True, constrain: bool = True, loss_reduction: Literal["mean", "sum"] = "mean",
+                 **kwargs: Any):
         super().__init__(**kwargs)
+        if loss_reduction not in ("sum", "mean"):
+            raise ValueError(f"loss_reduction must be sum or mean, got {loss_reduction!r}")
+        self.loss_reduction = loss_reduction
         tags = self.vocabs.tags
         if tags is None:
             raise ValueError(f"a tagger needs a tag vocabulary; the {self.task} task has none (use a span model)")
@@ -37,11 +43,15 @@ class SequenceTagger(NERModule):
         """Tag scores ``[B, L, num_tags]``."""
         raise NotImplementedError
 
+    def tag_loss(self, scores: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor,
+                 crf: LinearChainCRF | None) -> torch.Tensor:
+        """CRF negative log-likelihood (per-token cross-entropy without a CRF), reduced by ``loss_reduction``."""
+        if crf is not None:
+            return crf.nll(scores, tags, mask, reduction=self.loss_reduction)
+        return F.cross_entropy(scores.float()[mask], tags[mask], reduction=self.loss_reduction)
+
     def compute_loss(self, batch: Batch) -> torch.Tensor:
-        scores = self.emissions(batch)
-        if self.crf is not None:
-            return self.crf.nll(scores, batch.tags, batch.mask, reduction="mean")
-        return F.cross_entropy(scores.float()[batch.mask], batch.tags[batch.mask])
+        return self.tag_loss(self.emissions(batch), batch.tags, batch.mask, self.crf)
 
     @torch.no_grad()
     def decode_ids(self, batch: Batch) -> list[list[int]]:
