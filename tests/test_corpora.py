@@ -184,31 +184,21 @@ def test_ace(name, expected):
 
 @pytest.mark.parametrize("name", ["ace2004", "ace2005"])
 def test_ace_context_of_training_sentences_stays_in_train(name):
-    """A model with ``context: 1`` indexes train and dev at fit (dev last); every training sentence must get
-    its train neighbours, never a dev sentence (all ACE files use doc_key 0: the keys collided)."""
-    from types import SimpleNamespace
-
+    """A model with ``context: 1`` indexes train and dev at fit (dev last, as ``NERModule.prepare``); every
+    training sentence must get its train neighbours, never a dev sentence (all ACE files use doc_key 0: the keys
+    collided)."""
     from ner_zoo.data.corpora import ACE2004, ACE2005
-    from ner_zoo.training.base import SplitSentences
-    from ner_zoo.training.context import DocumentContextHooks
-
-    class Base:  # NERModule.prepare, without a model
-        def prepare(self, train, context):
-            pass
-
-    class Contextual(DocumentContextHooks, Base):
-        pass
+    from ner_zoo.modules.transformer import DocumentContext
 
     root = corpus(name, "train.json", "dev.json", "test.json")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # duplicate spans dropped
         dm = {"ace2004": ACE2004, "ace2005": ACE2005}[name](data_dir=str(root))
-        model = Contextual()
-        model.init_document_context()
-        model.encoder = SimpleNamespace(context=1)  # the context width is all the mixin reads
+        documents = DocumentContext()
         train = dm.sentences("train")
-        model.prepare(train, SplitSentences(dm))
-    left, right = model.neighbours(train)
+        documents.add(train)
+        documents.add(dm.sentences("dev"))
+    left, right = documents.get(train, 1)
     assert left == [[]] + [s.tokens for s in train[:-1]] and right == [s.tokens for s in train[1:]] + [[]]
 
 

@@ -89,6 +89,7 @@ def test_document_of_2000_sentences_read_as_context(name, tiny_bert_dir, tmp_pat
     assert len(preds) == 2000
     for p, s in zip(preds, doc):
         _check(p, s)
-    assert len(model.doc_context) >= 2000
-    left, right = model.neighbours(doc[1000:1002])
+    encoder = model.context_encoders()[0]
+    assert len(encoder.documents) >= 2000
+    left, right = encoder.neighbours(doc[1000:1002])
     assert left[0] and right[0]  # both neighbours found inside the long document

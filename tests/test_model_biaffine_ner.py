@@ -64,7 +64,7 @@ def test_span_logits_are_biaffine_scores(tiny_bert_dir, tmp_path):  # noqa: F811
     batch = model.collate(list(enumerate([Sentence(["cells", "express", "high"]), Sentence(["of"])])))
     with torch.no_grad():
         grid, logits = model.span_logits(batch)
-        enc = model.encode(batch)
+        enc = model.encoder.encode_sentences(batch.sentences, hidden_states=False)
         h = model.lstm(enc.word_states, enc.word_mask)
         full = model.biaffine(model.start_ffn(h), model.end_ffn(h))
     assert grid.spans[0].tolist() == [[0, 1], [1, 2], [2, 3], [0, 2], [1, 3]]

@@ -288,7 +288,7 @@ def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  #
     cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
     setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
-    assert len(model.doc_context) == len(dm.sentences("train")) + len(dm.sentences("dev"))
+    assert len(model.features.documents) == len(dm.sentences("train")) + len(dm.sentences("dev"))
     batch = next(iter(dm.train_dataloader()))
     loss = model.train().compute_loss(batch)
     loss.backward()

@@ -145,9 +145,9 @@ def test_transformer_features_read_document_context(tmp_path, tiny_bert_dir):  #
     cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
     setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
-    assert model.context_width == 1 and len(model.doc_context) > 0
+    assert model.context_encoders() == [model.features] and len(model.features.documents) > 0
     batch = next(iter(dm.train_dataloader()))
-    left, right = model.neighbours(batch.sentences)
+    left, right = model.features.neighbours(batch.sentences)
     assert left is not None and any(left) and len(left) == len(batch.sentences)
     loss = model.train().compute_loss(batch)
     loss.backward()

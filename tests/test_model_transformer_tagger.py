@@ -54,9 +54,9 @@ def test_context_from_data_module(tmp_path, tiny_bert_dir):  # noqa: F811
                 trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1}, subcommand="fit")
     model = cli.model.eval()
     train = cli.datamodule.sentences("train")
-    assert len(model.doc_context) >= len(train)
+    assert len(model.encoder.documents) >= len(train)
     sents = [s for s in train if s.index > 0][:4]
-    left, right = model.doc_context.get(sents, 1)
+    left, right = model.encoder.documents.get(sents, 1)
     assert all(left) and all(len(a) > 0 for a in left)
     batch = cli.datamodule.vocabularies.collator()(list(enumerate(sents)))
     with torch.no_grad():

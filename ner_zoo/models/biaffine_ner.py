@@ -27,11 +27,10 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
 from ner_zoo.modules.transformer import MINILM, TransformerEncoder, set_dropout
-from ner_zoo.training.context import TransformerSpanModel
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
-class BiaffineNER(GridSpanModel, TransformerSpanModel):
+class BiaffineNER(GridSpanModel):
     """Transformer word states (-> BiLSTM) -> start / end FFNNs -> biaffine scores of every span -> softmax.
 
     Args:
@@ -78,11 +77,10 @@ class BiaffineNER(GridSpanModel, TransformerSpanModel):
         self.end_ffn = nn.Sequential(nn.Linear(dim, ffn_dim), nn.ReLU(), nn.Dropout(ffn_dropout))
         self.biaffine = Biaffine(ffn_dim, ffn_dim, self.num_classes)
         self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
-        self.init_document_context()
 
     def span_logits(self, batch: SpanBatch) -> tuple[SpanGrid, Tensor]:
         """The word span grid (widths ``1..max_width``) and the logits ``[B, S, num_classes]`` of its spans."""
-        enc = self.encode(batch)
+        enc = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
         x, mask = self.dropout(enc.word_states), enc.word_mask
         if self.lstm is not None:
             x = self.dropout(self.lstm(x, mask))

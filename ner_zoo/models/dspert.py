@@ -32,8 +32,7 @@ from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
 from ner_zoo.modules.transformer import MINILM, EncoderOutput, TransformerEncoder, set_dropout
-from ner_zoo.training.context import TransformerSpanModel
-from ner_zoo.training.span_model import SpanBatch
+from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
@@ -68,7 +67,7 @@ def word_aligned_spans(spans: Tensor, word_start: Tensor, word_end: Tensor, word
     return torch.stack([s, e], -1), (s >= 0) & (e > s)
 
 
-class DSpERT(TransformerSpanModel):
+class DSpERT(SpanModel):
     """Token Transformer + span Transformer -> BiLSTM streams -> [span; width] -> FFN -> softmax.
 
     Args:
@@ -127,7 +126,6 @@ class DSpERT(TransformerSpanModel):
                                         nn.Dropout(d_out), nn.Linear(ffn_dim, self.num_classes))
         self.loss = loss if loss is not None else BoundarySmoothingLoss(0.1, 1, reduction="sum")
         self._warned_width = False
-        self.init_document_context()
 
     # representations ----------------------------------------------------------------------------------------
     def span_states(self, hidden: Sequence[Tensor], mask: Tensor, grid: SpanGrid) -> Tensor:
@@ -152,7 +150,7 @@ class DSpERT(TransformerSpanModel):
 
     def span_logits(self, batch: SpanBatch) -> tuple[EncoderOutput, SpanGrid, Tensor]:
         """Encoder output, the sub-word span grid (sizes ``1..K``) and logits ``[B, S_grid, num_classes]``."""
-        enc = self.encode(batch, hidden_states=True)
+        enc = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=True)
         mask = enc.subword_mask
         grid = SpanGrid.build(mask.sum(1), self.max_span_size, mask.shape[1])
         h = self.span_states(enc.hidden_states, mask, grid)

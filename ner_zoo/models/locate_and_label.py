@@ -58,7 +58,6 @@ from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy
                                            soft_nms_batch)
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
-from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 from ner_zoo.training.words import load_word_vectors
 
@@ -130,7 +129,7 @@ def _mlp(in_dim: int, hidden: int, out: int, dropout: float) -> nn.Sequential:
     return nn.Sequential(nn.Dropout(dropout), nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, out))
 
 
-class LocateAndLabel(DocumentContextHooks, SpanModel):
+class LocateAndLabel(SpanModel):
     """Seed spans -> proposal filter + boundary regressor -> entity classifier on adjusted spans.
 
     Args:
@@ -220,7 +219,6 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
         self.pos = nn.Embedding(len(self.vocabs.features[pos_feature]), pos_dim) if self.pos_feature else None
         self.features = features
-        self.init_document_context()
         input_dim = (self.embedder.output_dim + (pos_dim if self.pos is not None else 0)
                      + (features.output_dim if features is not None else 0))
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
@@ -237,17 +235,13 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
         return [self.pos_feature] if self.pos_feature else []
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        super().prepare(train, context)  # document context
+        super().prepare(train, context)  # document context of the transformer features
         if self.hparams.pos_feature and not self.pos_feature:
             rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
                            f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
                            "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
         if self.embeddings_source is not None:  # read for training; checkpoints restore trained weights
             load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
-
-    @property
-    def context_encoder(self):
-        return self.features  # the transformer features read the neighbouring sentences
 
     # encoder -----------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
@@ -257,7 +251,8 @@ class LocateAndLabel(DocumentContextHooks, SpanModel):
             parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
         x = self.embed_dropout(torch.cat(parts, -1))
         if self.features is not None:
-            feats = self.context_features(self.features, batch).to(x.dtype)
+            feats = self.features.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
+            feats = feats.word_states.to(x.dtype)
             x = torch.cat([x, self.features_dropout(feats)], -1)
         return self.encoder(x, batch.mask) if self.encoder is not None else x
 

@@ -35,12 +35,11 @@ from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
-from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 from ner_zoo.training.words import load_word_vectors
 
 
-class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
+class ExhaustiveSpanClassifier(GridSpanModel):
     """Word + char embeddings (+ optional features) -> BiLSTM -> span representations -> MLP -> softmax.
 
     Args:
@@ -83,7 +82,6 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
         self.features = features
-        self.init_document_context()
         input_dim = self.embedder.output_dim + (features.output_dim if features is not None else 0)
         self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
@@ -99,7 +97,7 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
         self.loss = loss if loss is not None else CrossEntropySpanLoss()
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        super().prepare(train, context)  # document context
+        super().prepare(train, context)  # document context of the transformer features
         # pretrained vectors are read for training; a checkpoint restores trained weights over them
         if self.embeddings_source is not None:
             load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
@@ -109,16 +107,13 @@ class ExhaustiveSpanClassifier(DocumentContextHooks, GridSpanModel):
             rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
                            f"than max_width={self.max_width} and cannot be predicted")
 
-    @property
-    def context_encoder(self):
-        return self.features  # the transformer features read the neighbouring sentences
-
     # encoder hook ------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
         """Contextual token states ``[B, L, D]`` (override to plug in another encoder)."""
         x = self.embed_dropout(self.embedder(batch))
         if self.features is not None:
-            x = torch.cat([x, self.features_dropout(self.context_features(self.features, batch).to(x.dtype))], -1)
+            feats = self.features.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
+            x = torch.cat([x, self.features_dropout(feats.word_states.to(x.dtype))], -1)
         if self.encoder is not None:
             x = self.dropout(self.encoder(x, batch.mask))
         return x

@@ -21,11 +21,10 @@ from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.transformer import MINILM, LayerSpec, TransformerEncoder
-from ner_zoo.training.context import DocumentContextHooks
 from ner_zoo.training.tagger import SequenceTagger
 
 
-class TransformerTagger(DocumentContextHooks, SequenceTagger):
+class TransformerTagger(SequenceTagger):
     """Pretrained transformer -> word states (+ casing embedding) -> dropout -> linear -> CRF (or softmax).
 
     Args:
@@ -60,7 +59,6 @@ class TransformerTagger(DocumentContextHooks, SequenceTagger):
                                           freeze=freeze, casing_dim=casing_dim)
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
-        self.init_document_context()
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         super().on_load_checkpoint(checkpoint)  # checks the digest of the weights as stored
@@ -70,6 +68,5 @@ class TransformerTagger(DocumentContextHooks, SequenceTagger):
 
     # model -----------------------------------------------------------------------------------------------
     def emissions(self, batch: Batch) -> torch.Tensor:
-        left, right = self.neighbours(batch.sentences)
-        x, _ = self.encoder([s.tokens for s in batch.sentences], batch.mask.device, left, right)
+        x = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False).word_states
         return self.projection(self.dropout(x))

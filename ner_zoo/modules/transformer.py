@@ -15,6 +15,7 @@ target's sub-word states (optionally of every layer) with their alignment, for s
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
@@ -192,6 +193,8 @@ class TransformerEncoder(nn.Module):
         self.model.is_pretrained = True  # NERModule.parameter_groups gives it pretrained_lr
         self.pooling, self.cap, self.layers = pooling, max_subwords_per_word, layers
         self.context, self.freeze, self.output_hidden_states = context, freeze, output_hidden_states
+        # neighbouring sentences read as context (the model's prepare/add_context fill it); not in the state dict
+        self.documents, self._warned_documents = DocumentContext(), False
         self.prefix, self.suffix = self._specials()
         self.unk_id = self.tokenizer.unk_token_id
         if self.unk_id is None:
@@ -373,6 +376,28 @@ class TransformerEncoder(nn.Module):
             hidden_states=all_layers,
             subword_casing=sub_casing,
         )
+
+    # document context ----------------------------------------------------------------------------------
+    def add_documents(self, sentences: Sequence) -> None:
+        """Index ``sentences`` (``tokens``, ``doc_id``, ``index``, ``split``) as document context; a no-op when
+        ``context`` is 0."""
+        if self.context > 0:
+            self.documents.add(sentences)
+
+    def neighbours(self, sentences: Sequence) -> tuple[list | None, list | None]:
+        """Left and right context token lists of ``sentences`` (``None, None`` without context)."""
+        if self.context <= 0:
+            return None, None
+        if not len(self.documents) and not self._warned_documents:
+            warnings.warn("context > 0 but no document context is indexed: sentences are encoded alone", stacklevel=2)
+            self._warned_documents = True
+        return self.documents.get(sentences, self.context)
+
+    def encode_sentences(self, sentences: Sequence, device: torch.device | str | None = None,
+                         hidden_states: bool | None = None) -> EncoderOutput:
+        """:meth:`encode` of the sentences' tokens, with their indexed document neighbours as context."""
+        left, right = self.neighbours(sentences)
+        return self.encode([s.tokens for s in sentences], device, left, right, hidden_states=hidden_states)
 
     def forward(self, sentences: list[list[str]], device: torch.device | str | None = None,
                 left: list[list[str]] | None = None,

@@ -35,6 +35,7 @@ from ner_zoo.data.datamodule import NERDataModule, Vocabularies
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
+from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 
 FORMAT_VERSION = 1
@@ -131,11 +132,32 @@ class NERModule(pl.LightningModule):
             context: every split by name (``dev``, ``test``, ...), read on first access
                 (:class:`SplitSentences`): document context, transductive memories.
 
-        A checkpoint loaded afterwards restores trained weights over what this sets.
+        A checkpoint loaded afterwards restores trained weights over what this sets. The base indexes the
+        training and dev sentences as document context of every encoder that reads context; overrides call
+        ``super().prepare(train, context)``.
         """
+        if self.context_encoders():
+            self.add_context(train)
+            self.add_context(context.get("dev", ()))
+
+    def context_encoders(self) -> list[TransformerEncoder]:
+        """This model's transformer encoders that read neighbouring sentences (``context > 0``)."""
+        return [m for m in self.modules() if isinstance(m, TransformerEncoder) and m.context > 0]
 
     def add_context(self, sentences: Iterable[Sentence]) -> None:
-        """Sentences that evaluation or prediction may read as document context (default: none needed)."""
+        """Index ``sentences`` as document context of the encoders that read it (a no-op, reading nothing,
+        for models without)."""
+        encoders = self.context_encoders()
+        if encoders:
+            sentences = list(sentences)
+            for encoder in encoders:
+                encoder.add_documents(sentences)
+
+    def on_predict_start(self) -> None:
+        if self.context_encoders():  # the sentences to predict are their own document context
+            loaders = self.trainer.predict_dataloaders
+            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
+                self.add_context(getattr(loader.dataset, "sentences", ()))
 
     def setup(self, stage: str) -> None:
         """Hand :attr:`collator` to the data module, run :meth:`prepare` once before fitting, and offer the
