@@ -173,8 +173,9 @@ def test_collator_adds_the_subtask_targets(tmp_path):
     want = min_targets([s for _, s in items], batch.mask.shape[1], type_index, "bioes", window=3)
     assert set(want) == {"min_type", "min_pointer", "min_boundary"}
     for k, v in want.items():
-        assert torch.equal(v, batch.features[k])
-    assert not set(want) & set(model.vocabs.collator()(items).features)  # only MIN's collator adds them
+        assert torch.equal(v, batch.targets[k])
+    assert not set(want) & set(batch.features)  # targets are not inputs
+    assert not model.vocabs.collator()(items).targets  # only MIN's collator adds them
 
 
 @pytest.mark.parametrize("extra", [

@@ -25,7 +25,8 @@ class Batch:
         chars: char ids ``[B, L, C]``.
         mask: ``[B, L]`` bool.
         tags: gold tag ids ``[B, L]`` for tagging tasks (``None`` when unlabelled or span-only).
-        features: extra categorical columns (e.g. ``pos``) as ids ``[B, L]``.
+        features: extra categorical input columns (e.g. ``pos``) as ids ``[B, L]``.
+        targets: extra gold targets a model's collator adds (e.g. MIN's sub-task tags), by name; never inputs.
     """
 
     sentences: list[Sentence]
@@ -35,6 +36,7 @@ class Batch:
     mask: torch.Tensor
     tags: torch.Tensor | None = None
     features: dict[str, torch.Tensor] = field(default_factory=dict)
+    targets: dict[str, torch.Tensor] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -47,14 +49,16 @@ class Batch:
         """The batch with its tensors in page-locked memory (DataLoader ``pin_memory=True``)."""
         changes = {f.name: getattr(self, f.name) for f in fields(self)}  # subclasses' tensors too
         changes = {k: v.pin_memory() if isinstance(v, torch.Tensor)
-                   else {n: t.pin_memory() for n, t in v.items()} if k == "features" else v for k, v in changes.items()}
+                   else {n: t.pin_memory() for n, t in v.items()} if k in ("features", "targets") else v
+                   for k, v in changes.items()}
         return replace(self, **changes)
 
     def to(self, device: torch.device | str, non_blocking: bool = False, **_: object) -> "Batch":
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa: E731
         return replace(self, indices=move(self.indices), words=move(self.words), chars=move(self.chars),
                        mask=move(self.mask), tags=move(self.tags),
-                       features={k: move(v) for k, v in self.features.items()})
+                       features={k: move(v) for k, v in self.features.items()},
+                       targets={k: move(v) for k, v in self.targets.items()})
 
 
 class Collator:

@@ -55,7 +55,7 @@ from ner_zoo.training.words import load_word_vectors
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
-TARGET_KEYS = ("min_type", "min_pointer", "min_boundary")  # keys of the gold targets in Batch.features
+TARGET_KEYS = ("min_type", "min_pointer", "min_boundary")  # keys of the gold targets in Batch.targets
 
 
 # gold targets of the sub-tasks, derived from spans ---------------------------------------------------------
@@ -136,7 +136,7 @@ def min_targets(sentences: Sequence[Sentence], max_length: int, type_index: dict
 
 
 class MINCollator:
-    """The vocabularies' collator plus the MIN gold targets in ``batch.features`` (picklable).
+    """The vocabularies' collator plus the MIN gold targets in ``batch.targets`` (picklable).
 
     Args:
         base: the default collator.
@@ -150,7 +150,7 @@ class MINCollator:
     def __call__(self, items) -> Batch:
         batch = self.base(items)
         if batch.tags is not None:  # labelled batch
-            batch.features.update(min_targets(batch.sentences, batch.mask.shape[1], self.type_index,
+            batch.targets.update(min_targets(batch.sentences, batch.mask.shape[1], self.type_index,
                                               self.type_scheme, self.window))
         return batch
 
@@ -300,7 +300,7 @@ class MIN(SequenceTagger):
             load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
 
     def make_collator(self) -> MINCollator:
-        """Default collation plus the sub-task targets in ``batch.features``."""
+        """Default collation plus the sub-task targets in ``batch.targets``."""
         return MINCollator(self.vocabs.collator(), self.type_names, self.type_scheme, self.pointer_window)
 
     # forward --------------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ class MIN(SequenceTagger):
         out, mask = self.states(batch), batch.mask
         losses = {"ner": self.tag_loss(out["emissions"], batch.tags.clamp_min(0), mask, self.crf)}
         if self.use_boundary or self.use_type:
-            gold = batch.features  # the targets of MINCollator
+            gold = batch.targets  # from MINCollator
         if self.use_type:
             losses["type"] = self.weights["type"] * self.tag_loss(
                 out["type_emissions"], gold["min_type"].clamp_min(0), mask, self.type_crf)
