@@ -29,12 +29,12 @@ $(STAMP): pyproject.toml requirements-lock.txt
 quickstart: install
 	$(VENV)/bin/ner-zoo fit --config configs/quickstart.yaml
 
-# fast tier; test-full adds what spawns processes or kernels (DDP, notebooks); test-all adds the slow tests too
+# fast tier; test-full runs what spawns processes or kernels (DDP, notebooks, W&B runs); test-all: everything
 test: install
-	$(PY) -m pytest -q -m "not slow and not ddp and not notebook"
+	$(PY) -m pytest -q -m "not slow and not ddp and not notebook and not wandb"
 
 test-full: install
-	$(PY) -m pytest -q -m "(ddp or notebook) and not slow"
+	$(PY) -m pytest -q -m "(ddp or notebook or wandb) and not slow"
 
 test-all: install
 	$(PY) -m pytest -q

@@ -120,6 +120,7 @@ def runs_by_name(folder: Path) -> dict[str, dict]:
     return {r["run"].display_name: r for r in runs}
 
 
+@pytest.mark.wandb
 def test_two_wandb_fits_leave_two_records(two_runs):
     records = sorted((two_runs / "runs").rglob("results.json"))
     assert len(records) == 2, records  # before: both went to runs/wandb/results.json, the second overwrote the first
@@ -136,6 +137,7 @@ def test_two_wandb_fits_leave_two_records(two_runs):
     assert len(load_records([two_runs / "runs"])) == 2  # `ner-zoo compare runs` sees both
 
 
+@pytest.mark.wandb
 def test_run_name_group_job_type_tags_and_flat_config(two_runs):
     runs = runs_by_name(two_runs)
     assert set(runs) == {"BiLSTMCRF-SampleCorpus-s7", "ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7"}
@@ -157,6 +159,7 @@ def test_run_name_group_job_type_tags_and_flat_config(two_runs):
     assert {"paper:span_classifier", "variant:tiny_ablation"} <= set(span["run"].tags)
 
 
+@pytest.mark.wandb
 def test_summary_holds_best_val_f1_and_the_record(two_runs):
     for run in runs_by_name(two_runs).values():
         val_f1 = [h["val/f1"] for h in run["history"] if "val/f1" in h]
@@ -175,6 +178,7 @@ def test_summary_holds_best_val_f1_and_the_record(two_runs):
         assert summary["test/f1"] == pytest.approx(record["test"]["f1"])  # test of the best-on-dev checkpoint
 
 
+@pytest.mark.wandb
 def test_per_type_and_per_length_tables(two_runs):
     runs = runs_by_name(two_runs)
     for run in runs.values():
@@ -191,6 +195,7 @@ def test_per_type_and_per_length_tables(two_runs):
     assert list((two_runs / "runs").glob("csv*/version_*/metrics.csv"))
 
 
+@pytest.mark.wandb
 def test_sweep_dry_run_gives_each_trial_its_name_and_record(tmp_path):
     """The sweep file's own command, with a tiny model/data config before the sampled ``${args}``, run as a
     W&B agent would (2 trials, offline): distinct names, distinct record folders, the optimised metric."""
@@ -218,6 +223,7 @@ def test_sweep_dry_run_gives_each_trial_its_name_and_record(tmp_path):
         assert run["run"].display_name.endswith(run["run"].run_id)
 
 
+@pytest.mark.wandb
 def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     """``ner-zoo compare --wandb PROJECT``: the paired-comparison and results tables of ``docs/results.md`` as
     wandb.Tables in one offline run (a subprocess: the W&B service has written the stream when it exits)."""
