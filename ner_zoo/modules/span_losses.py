@@ -3,10 +3,10 @@
 Label ids: ``0`` is NONE (not an entity), entity types are ``1..C`` (see
 :class:`~ner_zoo.training.span_model.SpanModel`). Gold spans of a batch are ``[B, G, 3]`` long tensors
 (start, end exclusive, label id) with a ``[B, G]`` mask. Per-example functions return unreduced values
-(shape ``[N]`` or ``[B, S]``) so per-sample weights broadcast correctly (papers.md §3(f) pitfall 1).
+(shape ``[N]`` or ``[B, S]``) so per-sample weights broadcast correctly (LnL weights each proposal by its IoU).
 
 * Focal loss (Lin et al. 2017): ``FL = -alpha_y (1 - p_y)^gamma log p_y``.
-* Boundary smoothing (Zhu & Li 2022, papers.md §6): each gold span keeps ``1 - eps``; every span at L1
+* Boundary smoothing (Zhu & Li 2022; docs/papers.md, DSpERT): each gold span keeps ``1 - eps``; every span at L1
   distance ``d = 1..D`` in (start, end) space gets ``eps / (4 d D)``; mass of neighbours outside the
   sentence or off the grid goes back to the gold span (eznlp loses the off-grid part, widths > K); a span
   whose entity mass exceeds 1 (overlapping neighbourhoods) is L1-normalised; NONE takes the rest.
