@@ -3,7 +3,7 @@
 Label ids: ``0`` is NONE (not an entity), entity types are ``1..C`` (see
 :class:`~ner_zoo.training.span_model.SpanModel`). Gold spans of a batch are ``[B, G, 3]`` long tensors
 (start, end exclusive, label id) with a ``[B, G]`` mask. Per-example functions return unreduced values
-(shape ``[N]`` or ``[B, S]``) so per-sample weights broadcast correctly (LnL weights each proposal by its IoU).
+(shape ``[N]`` or ``[B, S]``) so per-sample weights (e.g. soft examples) broadcast correctly.
 
 * Focal loss (Lin et al. 2017): ``FL = -alpha_y (1 - p_y)^gamma log p_y``.
 * Boundary smoothing (Zhu & Li 2022; docs/papers.md, DSpERT): each gold span keeps ``1 - eps``; every span at L1
