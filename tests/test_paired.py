@@ -87,6 +87,24 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
     assert str(runs / "p" / "version_1" / "results.json") in partial
 
 
+def test_a_not_comparable_pair_listed_first_keeps_every_column(tmp_path):
+    from ner_zoo.cli.main import main
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / "w" / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / "w" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+    _record(tmp_path / "c" / "min-s1", "MIN", None, 1, 0.9, data="CoNLL2003")  # sorts first: unequal epochs
+    _record(tmp_path / "c" / "ner_only-s1", "MIN", "ner_only", 1, 0.9, epochs=29, data="CoNLL2003")
+    out = tmp_path / "results.md"
+    assert main(["compare", str(tmp_path), "--output", str(out)]) == 0
+    section = out.read_text().split("## Paired comparisons")[1].split("\n## ")[0]
+    lines = [line for line in section.splitlines() if line.startswith("| ")]  # header, then the rows
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert lines[1].startswith("| CoNLL2003") and "not comparable" in lines[1]
+    row = dict(zip(header, (c.strip() for c in lines[2].strip("|").split("|"))))
+    assert (row["dataset"], row["95% CI"], row["verdict"]) == ("WNUT2017", "[+0.58, +1.62]", "reproduced")
+
+
 def test_old_records_without_structured_fields_still_pair(tmp_path):
     from ner_zoo.results.compare import is_partial
     from ner_zoo.results.paired import paired_rows

@@ -97,7 +97,8 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
             if not pairs:  # both arms ran, but never under the same protocol: say so rather than hide it
                 if any("epochs" in why for why in left):
                     rows.append({"dataset": data, "split": split, "model": _label(*m), "baseline": _label(*base),
-                                 "overlay": overlay, "protocol": "unequal epochs", "n": 0,
+                                 "overlay": overlay, "protocol": "unequal epochs", "n": 0, "model score": "",
+                                 "baseline score": "", "difference": "", "95% CI": "", "paper gain": "",
                                  "verdict": "not comparable", "left out": "; ".join(left), "recipe": recipe})
                 continue
             ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
