@@ -87,6 +87,13 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
     assert rec["protocol"]["epochs_completed"] == 1 and rec["protocol"]["stopped_by"] == "max_steps"
     assert rec["protocol"]["epochs"] == pytest.approx(70 / per_epoch, abs=1e-3)
     assert rec["partial_test"] is False
+    # per-sentence counts of the whole test split, in split order; their sums give the recorded F1
+    from ner_zoo.results.records import decode_sentence_counts
+
+    counts = decode_sentence_counts(rec["test_sentences"]["counts"])
+    assert len(counts) == len(cli.datamodule.sentences("test"))
+    tp, fp, fn = (sum(c[k] for c in counts) for k in range(3))
+    assert rec["test"]["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn)) and tp > 0
 
 
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
