@@ -216,6 +216,10 @@ def test_compare_length_table_means_buckets_over_seeds():
                          "proposals_per_gold": 3.0}}
 
     tagger = {"model": "BiLSTMCRF", "data": "GENIA", "config": {"b": 1}, "test": {"f1": 0.5}}
-    (row,) = length_rows([rec(1, 0.5), rec(2, 0.7), tagger])
+    partial = {**rec(3, 0.1), "partial_test": True}  # tested on part of the split: never a row
+    nesting = [{**r, "test": {**r["test"], "f1/nested": f, "support/nested": 2.0, "f1/flat": 1.0, "support/flat": 0.0}}
+               for r, f in ((rec(1, 0.5), 0.2), (rec(2, 0.7), 0.4))]
+    (row,) = length_rows([*nesting, tagger, partial])
     assert row["seeds"] == 2 and row["1"] == "60.00 ± 14.14" and row[">=10"] == "0.00 ± 0.00 (none)"
+    assert row["nested"] == "30.00 ± 14.14" and row["flat"] == "100.00 ± 0.00 (none)"
     assert row["proposals / gold"] == "3.0" and "| GENIA | LocateAndLabel | 2 |" in length_markdown([row])
