@@ -203,3 +203,23 @@ def test_training_loader_builds_the_ids_of_every_sentence_up_front():
     loader = dm.train_dataloader()
     assert len(loader.collate_fn._ids) == len(dm.train_sentences()) == 12
     assert not dm.val_dataloader().collate_fn._ids  # evaluation: built as batches come
+
+
+def test_rand_dropout_keeps_at_the_rate_scales_and_backpropagates_through_the_mask():
+    from ner_zoo.modules.dropout import Dropout
+
+    drop = Dropout(0.3)
+    x = torch.randn(200, 50, 40, requires_grad=True)
+    torch.manual_seed(1)
+    y = drop(x)
+    kept = y != 0
+    assert abs(kept.float().mean().item() - 0.7) < 0.01
+    torch.testing.assert_close(y[kept], x[kept] / 0.7)
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, kept.float() / 0.7)
+    torch.manual_seed(1)
+    assert torch.equal(drop(x), y)  # seeded by the global generator
+    assert not torch.equal(drop(x), y)
+    drop.eval()
+    assert torch.equal(drop(x), x)
+    assert isinstance(drop, nn.Dropout) and Dropout(0.0).train()(x) is x
