@@ -11,7 +11,9 @@ process, so the ratios hold on a busy machine even when the milliseconds do not:
   backward direction);
 * dropout (0.5 on the embeddings and on the BiLSTM output), forward + backward: ``nn.Dropout`` (CPU
   ``bernoulli_``) vs :class:`ner_zoo.modules.dropout.Dropout` (mask from ``rand``, same distribution);
-* CRF NLL forward + backward, gradient clipping (norm 5) for reference;
+* CRF NLL forward + backward, for reference;
+* gradient clipping (norm 5): ``clip_grad_norm_`` over every gradient vs ``clip_grad_norm_rows`` reading only
+  the word-embedding rows the batch looked up (the others are zero);
 * SGD with momentum: the per-parameter loop vs the fused kernel;
 * a whole step (forward, backward, clip, SGD) with the plain parts vs the fast ones;
 * the reference script's step (``../shared/reference/bilstm_crf.py``, imported: its model, batching, CRF,
@@ -42,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import ner_zoo.modules.char_encoders as char_encoders  # noqa: E402
 from ner_zoo.modules.dropout import Dropout  # noqa: E402
 import ner_zoo.modules.rnn as rnn  # noqa: E402
-from ner_zoo.training.base import fused_if_unset  # noqa: E402
+from ner_zoo.training.base import clip_grad_norm_rows, fused_if_unset  # noqa: E402
 from throughput import build_model, load_data  # noqa: E402
 
 UNPACKED = rnn.bilstm
@@ -173,9 +175,22 @@ def main() -> None:
         for _ in batches:
             opt.step()
 
-    def clip_step():
-        for _ in batches:
+    embedding = model.embedder.words.embedding.weight
+    rows = [torch.unique(b.words) for b in batches]
+
+    def clip_step(plain: bool):
+        for r in rows:
+            if plain:
+                torch.nn.utils.clip_grad_norm_(params, 5.0)
+            else:
+                clip_grad_norm_rows(params, 5.0, {id(embedding): r})
+
+    def clip(plain: bool):
+        touched = model.embedder.words.touched_rows()
+        if plain or touched is None:
             torch.nn.utils.clip_grad_norm_(params, 5.0)
+        else:
+            clip_grad_norm_rows(params, 5.0, {id(touched[0]): touched[1]})
 
     def whole_step(plain: bool):
         opt = plain_sgd if plain else fused_sgd
@@ -187,7 +202,7 @@ def main() -> None:
             loss = model.compute_loss(b)
             opt.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 5.0)
+            clip(plain)
             opt.step()
         chars.dropout.p = char_dropout
         plain_paths(False)
@@ -199,7 +214,7 @@ def main() -> None:
              ("word BiLSTM fwd+bwd", lambda: word_step(True), lambda: word_step(False)),
              ("dropout x2 fwd+bwd", lambda: dropout_step(True), lambda: dropout_step(False)),
              ("CRF NLL fwd+bwd", None, crf_step),
-             ("clip grad norm 5", None, clip_step),
+             ("clip grad norm 5", lambda: clip_step(True), lambda: clip_step(False)),
              ("SGD momentum step", lambda: sgd_step(plain_sgd), lambda: sgd_step(fused_sgd)),
              ("whole step (no Lightning)", lambda: whole_step(True), lambda: whole_step(False))]
     if reference_step is not None:

@@ -55,6 +55,7 @@ class BiLSTMCRF(SequenceTagger):
         self.embeddings_source = embeddings
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings, singleton_unk)
+        self.embedder.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
         self.dropout = Dropout(dropout)
         self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
