@@ -8,13 +8,13 @@ CHAR_CNN = {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8
 
 class TestBiLSTMCRF(ModelBattery):
     model = {"class_path": "ner_zoo.models.BiLSTMCRF",
-             "init_args": {"word_dim": 16, "hidden": 16, "char_encoder": CHAR_LSTM, "dropout": 0.1,
+             "init_args": {"word_dim": 16, "lstm_hidden": 16, "char_encoder": CHAR_LSTM, "dropout": 0.1,
                            "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
 
 
 class TestCNNBiLSTMSoftmax(ModelBattery):
     model = {"class_path": "ner_zoo.models.BiLSTMCRF",
-             "init_args": {"word_dim": 16, "hidden": 16, "char_encoder": CHAR_CNN, "use_crf": False,
+             "init_args": {"word_dim": 16, "lstm_hidden": 16, "char_encoder": CHAR_CNN, "use_crf": False,
                            "optimizer": {"class_path": "torch.optim.SGD", "init_args": {"lr": 0.1, "momentum": 0.9}},
                            "lr_scheduler": {"class_path": "ner_zoo.training.InverseTimeDecay",
                                             "init_args": {"decay": 0.05}}}}

@@ -21,7 +21,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "hcr"
 
 
 def tiny_hcr(**extra) -> dict:
-    args = {"word_dim": 16, "hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
+    args = {"word_dim": 16, "lstm_hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
             "char_encoder": INTNET, "dropout": 0.1, "loss_reduction": "mean",
             "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}
     return {"class_path": "ner_zoo.models.HCR", "init_args": {**args, **extra}}
@@ -47,7 +47,7 @@ class TestHCRVariants(ModelBattery):  # Eq. 13 fusion, mean pooling, dot scores,
 class TestHCRBert(ModelBattery):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_bert_dir):  # noqa: F811
-        self.model = tiny_hcr(transformer={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+        self.model = tiny_hcr(encoder={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                                            "init_args": {"model": str(tiny_bert_dir), "pooling": "mean"}},
                               pretrained_lr=1e-3)
 

@@ -21,7 +21,7 @@ import yaml
 
 from battery import SAMPLE_DATA, build
 from ner_zoo.cli.lightning_cli import cli_in_process
-from ner_zoo.cli.predict import load_model, predict
+from ner_zoo.training.inference import load_model, predict
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.corpora import ColumnDataModule, JsonDataModule
 from ner_zoo.data.schema import Sentence, Span

@@ -25,13 +25,13 @@ TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "enable_progress
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 32}}
 TAGGER = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
           "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
-                    "init_args": {"word_dim": 16, "hidden": 16,
+                    "init_args": {"word_dim": 16, "lstm_hidden": 16,
                                   "char_encoder": {"class_path": "ner_zoo.modules.CharCNN",
                                                    "init_args": {"char_dim": 8}},
                                   "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 SPAN = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
         "model": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-                  "init_args": {"word_dim": 16, "hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
+                  "init_args": {"word_dim": 16, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
                                 "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
                                 "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 
