@@ -60,7 +60,7 @@ def test_run_record_written(trained):
     rec = json.loads(records[0].read_text())
     assert rec["model"] == "BiLSTMCRF" and rec["data"] == "SampleCorpus" and rec["seed"] == 42
     assert rec["best_checkpoint"] == str(ckpt) and len(rec["epoch_seconds"]) == 2
-    assert rec["config"]["model"]["init_args"]["hidden"] == 16 and rec["config_hash"]
+    assert rec["config"]["model"]["init_args"]["lstm_hidden"] == 16 and rec["config_hash"]
     assert 0 <= rec["test"]["f1"] <= 1 and "f1/PER" in rec["test"]
 
 

@@ -150,7 +150,7 @@ def test_run_name_group_job_type_tags_and_flat_config(two_runs):
         flat = {k: run["config"][k] for k in ("model", "dataset", "variant", "seed", "encoder", "recipe")}
         assert flat == {"model": record["model"], "dataset": "SampleCorpus", "variant": record["variant"],
                         "seed": 7, "encoder": None, "recipe": record["config_hash"]}
-        assert run["config"]["config"]["model"]["init_args"]["hidden"] == 16  # the full resolved config beside
+        assert run["config"]["config"]["model"]["init_args"]["lstm_hidden"] == 16  # the full resolved config beside
         assert {"dataset:SampleCorpus", "seed:7", "precision:32-true", "hardware:cpu"} <= set(run["run"].tags)
         assert run["exit_codes"] == [0], "the run was not finished (wandb.finish)"
     tagger, span = runs["BiLSTMCRF-SampleCorpus-s7"], runs["ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7"]
