@@ -87,6 +87,13 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
     assert rec["protocol"]["epochs_completed"] == 1 and rec["protocol"]["stopped_by"] == "max_steps"
     assert rec["protocol"]["epochs"] == pytest.approx(70 / per_epoch, abs=1e-3)
     assert rec["partial_test"] is False
+    # per-sentence counts of the whole test split, in split order; their sums give the recorded F1
+    from ner_zoo.results.records import decode_sentence_counts
+
+    counts = decode_sentence_counts(rec["test_sentences"]["counts"])
+    assert len(counts) == len(cli.datamodule.sentences("test"))
+    tp, fp, fn = (sum(c[k] for c in counts) for k in range(3))
+    assert rec["test"]["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn)) and tp > 0
 
 
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
@@ -209,6 +216,10 @@ def test_compare_length_table_means_buckets_over_seeds():
                          "proposals_per_gold": 3.0}}
 
     tagger = {"model": "BiLSTMCRF", "data": "GENIA", "config": {"b": 1}, "test": {"f1": 0.5}}
-    (row,) = length_rows([rec(1, 0.5), rec(2, 0.7), tagger])
+    partial = {**rec(3, 0.1), "partial_test": True}  # tested on part of the split: never a row
+    nesting = [{**r, "test": {**r["test"], "f1/nested": f, "support/nested": 2.0, "f1/flat": 1.0, "support/flat": 0.0}}
+               for r, f in ((rec(1, 0.5), 0.2), (rec(2, 0.7), 0.4))]
+    (row,) = length_rows([*nesting, tagger, partial])
     assert row["seeds"] == 2 and row["1"] == "60.00 ± 14.14" and row[">=10"] == "0.00 ± 0.00 (none)"
+    assert row["nested"] == "30.00 ± 14.14" and row["flat"] == "100.00 ± 0.00 (none)"
     assert row["proposals / gold"] == "3.0" and "| GENIA | LocateAndLabel | 2 |" in length_markdown([row])

@@ -25,6 +25,20 @@ class TestPSA(ModelBattery):
     model = TINY_MODEL
 
 
+def test_gate_and_position_weights_logged_and_recorded(tmp_path):
+    import json
+
+    cli = build(copy.deepcopy(TINY_MODEL), copy.deepcopy(SAMPLE_DATA), tmp_path, trainer={"max_epochs": 1},
+                subcommand="fit")
+    logged = cli.trainer.callback_metrics
+    for layer in ("input", "output"):
+        alphas = [float(logged[f"val/psa/{layer}/alpha_{k}"]) for k in ("mask", "position", "gaussian")]
+        assert sum(alphas) == pytest.approx(1.0) and 0 < float(logged[f"val/psa/{layer}/gate"]) < 1
+    cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path="best", verbose=False)
+    record = json.loads(next(tmp_path.rglob("results.json")).read_text())
+    assert 0 < record["test"]["psa/output/gate"] < 1 and "psa/input/alpha_position" in record["test"]
+
+
 # --- POS tagging through the same CLI, on a tiny synthetic treebank --------------------------------------
 LEXICON = {"DT": ["the", "a", "this"], "NN": ["dog", "report", "market", "plan"], "VBZ": ["runs", "says", "rises"],
            "JJ": ["big", "new", "old"], "NNP": ["Ada", "Boston", "Acme"], "RB": ["quickly", "sharply"]}

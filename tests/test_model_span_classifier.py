@@ -88,6 +88,7 @@ def test_length_metrics_logged(tmp_path):
     metrics = cli.trainer.callback_metrics
     assert "val/f1" in metrics and "val/f1/len=1" in metrics and "val/support/len=2" in metrics
     assert metrics["val/support/len=2"] > 0
+    assert metrics["val/support/nested"] > 0 and metrics["val/support/flat"] > 0 and "val/f1/nested" in metrics
 
 
 def test_warns_about_gold_spans_beyond_max_width(tmp_path):

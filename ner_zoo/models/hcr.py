@@ -31,6 +31,11 @@ Departures from the paper and the official code (notes: ``docs/papers.md``, HCR)
   slots (no metric), then scores with the memory frozen, so the result does not depend on the batch order
   (the code's test slots instead held states from the previous epoch's test pass). Off: training tokens
   only, frozen at evaluation.
+* ``memory_mode`` (evaluation probe, not in the paper; default ``as_is``): ``zero`` sets ``r = 0`` for every
+  token (what an unseen word reads); ``train_only`` reads only slots of training occurrences, which differs
+  from ``as_is`` only with ``transductive`` (otherwise only training tokens have slots; a word unseen in
+  training already reads zeros). Neither mode writes the evaluated split's slots. ``tools/hcr_memory_probe.py``
+  re-tests a checkpoint in the three modes.
 * ``released_bug`` (default off): the official code's scatter-back loop indexes a stale row, so every
   sentence but the last of a batch (batches sorted by length, longest first) gets ``r = 0`` (its memory
   emission is ``W_m``'s bias) and the last one gets a wrong slice of the batch's flattened outputs:
@@ -63,6 +68,9 @@ from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
 from ner_zoo.training.words import load_word_vectors
+
+
+MEMORY_MODES = ("as_is", "zero", "train_only")
 
 
 class LabelAttentionPooling(nn.Module):
@@ -145,6 +153,9 @@ class HCR(SequenceTagger):
             Not in the paper (``false`` is the paper's reading); queries then go per token, not per word type.
         memory_dropout: fraction of training tokens whose ``r`` is set to zero (not in the paper: 0).
         released_bug: reproduce the official code's scatter-back bug (:func:`released_scatter`).
+        memory_mode: what evaluation reads from the memory: ``as_is``, ``zero`` (``r = 0``) or ``train_only``
+            (slots of training occurrences only; differs from ``as_is`` only with ``transductive``). A test-time
+            probe (``ner-zoo test ... --model.init_args.memory_mode zero``); training always reads ``as_is``.
         loss_reduction: CRF loss over the batch, ``sum`` (the code, with SGD lr 0.015) or ``mean``.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
@@ -161,7 +172,8 @@ class HCR(SequenceTagger):
                  overflow: Literal["first", "ring"] = "first", memory_weight: float = 0.3,
                  fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
                  transductive: bool = False, leave_one_out: bool = True, memory_dropout: float = 0.0,
-                 released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
+                 released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum",
+                 memory_mode: Literal["as_is", "zero", "train_only"] = "as_is", **kwargs: Any):
         super().__init__(vocabs=vocabs, loss_reduction=loss_reduction, **kwargs)  # the tag loss: SequenceTagger
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
@@ -172,6 +184,9 @@ class HCR(SequenceTagger):
         if not 0.0 <= memory_dropout < 1.0:
             raise ValueError(f"memory_dropout must be in [0, 1), got {memory_dropout}")
         self.leave_one_out, self.memory_dropout, self.released_bug = leave_one_out, memory_dropout, released_bug
+        if memory_mode not in MEMORY_MODES:
+            raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {memory_mode!r}")
+        self.memory_mode = memory_mode
         n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
         self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
         self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
@@ -281,7 +296,11 @@ class HCR(SequenceTagger):
         """``r [B, L, 2 * lstm_hidden]`` (fp32): each word type is queried once with its current embedding, or
         each token leaving out ``own_slots [B, L]`` (its own slot; ``leave_one_out``)."""
         r = torch.zeros(*words.shape, self.memory.value_dim, device=words.device)
-        if not self.memory_active() or self.memory.num_slots == 0:
+        probe = "as_is" if self.training else self.memory_mode
+        if not self.memory_active() or self.memory.num_slots == 0 or probe == "zero":
+            return r
+        if probe == "train_only":
+            r[mask] = self.memory.query(words[mask], self.embedder.words(words[mask]), allowed=self.memory.train_slots())
             return r
         if own_slots is not None:
             tokens = words[mask]
@@ -332,8 +351,8 @@ class HCR(SequenceTagger):
         self.memory.sync_deferred()
 
     def _warm_up(self, split: str, loaders, limits) -> None:
-        if self.memory is None or not self.transductive or self.memory.num_slots == 0:
-            return
+        if self.memory is None or not self.transductive or self.memory.num_slots == 0 or self.memory_mode != "as_is":
+            return  # the probe modes read no slot of the evaluated split
         loaders = loaders if isinstance(loaders, (list, tuple)) else [loaders]
         for loader, limit in zip(loaders, limits):  # the batches the loop will score, no more
             self.write_split(split, itertools.islice(loader, int(limit) if math.isfinite(limit) else None))

@@ -424,11 +424,12 @@ class LocateAndLabel(SpanModel):
         return int(self.eval_proposals(batch)[1].sum())
 
     # metrics -----------------------------------------------------------------------------------------------
-    def eval_step(self, batch: Batch, stage: str) -> None:
+    def eval_step(self, batch: Batch, stage: str) -> list[list]:
         preds, proposals = self.decode_counting(batch)
         gold = self.gold(batch)
         self.update_metrics(stage, preds, gold)
         self.proposal_metrics[stage].update(proposals, sum(len(g) for g in gold))
+        return preds
 
     def log_metrics(self, stage: str) -> dict:
         result = super().log_metrics(stage)
