@@ -15,6 +15,7 @@ import torch
 import yaml
 
 from battery import ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.dspert import word_aligned_spans, word_to_subword_spans
@@ -29,13 +30,7 @@ NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
 
 
 def tiny(model_dir, **extra) -> dict:
-    return {"class_path": "ner_zoo.models.dspert.DSpERT",
-            "init_args": {**TINY, "model": str(model_dir), **extra}}
-
-
-TINY = {"max_width": 6, "lstm_hidden": 8, "width_dim": 4,
-        "ffn_dim": 16, "pretrained_lr": 1e-3,
-        "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}}
+    return tiny_model("dspert", model_dir, **extra)
 
 
 class TestDSpERT(ModelBattery):

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from battery import ModelBattery, build, setup_for_fit
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
@@ -22,11 +23,7 @@ DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
-TINY = {"class_path": "ner_zoo.models.locate_and_label.LocateAndLabel",
-        "init_args": {"word_dim": 16, "lstm_hidden": 16, "ffn_dim": 32, "train_widths": [1, 2, 3], "max_width": 4,
-                      "embed_dropout": 0.1, "dropout": 0.1, "score_threshold": 0.3,
-                      "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
-                      "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+TINY = tiny_model("locate_and_label")
 
 
 class TestLocateAndLabel(ModelBattery):

@@ -14,6 +14,7 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Span
 from ner_zoo.errors import DataFormatError
@@ -22,13 +23,10 @@ from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAR = {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 8}}
 
 
 def tiny(**extra) -> dict:
-    return {"class_path": "ner_zoo.models.MIN",
-            "init_args": {"word_dim": 16, "lstm_hidden": 12, "dropout": 0.1, "char_encoder": CHAR,
-                          "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}, **extra}}
+    return tiny_model("min", **extra)
 
 
 class TestMIN(ModelBattery):

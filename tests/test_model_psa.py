@@ -12,13 +12,12 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.models.psa import PSA, ContextFusion, PositionAwareSelfAttention, relative_index
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = {"word_dim": 16, "lstm_hidden": 12, "dropout": 0.1, "window": 3, "attention_dropout": 0.1,
-        "char_encoder": {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 6}},
-        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}
-TINY_MODEL = {"class_path": "ner_zoo.models.PSA", "init_args": TINY}
+TINY_MODEL = tiny_model("psa")
+TINY = TINY_MODEL["init_args"]
 
 
 class TestPSA(ModelBattery):

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, ModelBattery, build, setup_for_fit
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
@@ -19,10 +20,7 @@ DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
-TINY = {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-        "init_args": {"word_dim": 16, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32, "dropout": 0.1,
-                      "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
-                      "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+TINY = tiny_model("span_classifier")
 
 
 class TestExhaustiveSpanClassifier(ModelBattery):

@@ -163,12 +163,9 @@ def test_config_wrong_type_is_named(tmp_path, capsys):
 
 # --- checkpoints, long inputs, numerics --------------------------------------------------------------------
 def _tiny_models() -> dict[str, dict]:
-    from test_model_bilstm_crf import TestBiLSTMCRF
-    from test_model_hcr import tiny_hcr
-    from test_model_min import tiny as tiny_min
-    from test_model_psa import TINY_MODEL
+    from ner_zoo.testing.tiny import tiny_model
 
-    return {"bilstm_crf": TestBiLSTMCRF.model, "psa": TINY_MODEL, "hcr": tiny_hcr(), "min": tiny_min()}
+    return {name: tiny_model(name) for name in ("bilstm_crf", "psa", "hcr", "min")}
 
 
 SMALL = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 16}}
