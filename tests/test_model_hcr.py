@@ -11,20 +11,17 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
+from ner_zoo.errors import NerZooError
 from ner_zoo.modules.intnet import IntNet
 
-INTNET = {"class_path": "ner_zoo.modules.intnet.IntNet",
-          "init_args": {"char_dim": 8, "first_filters": 8, "filters": 4, "layers": 3, "dropout": 0.1}}
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "hcr"
 
 
 def tiny_hcr(**extra) -> dict:
-    args = {"word_dim": 16, "hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
-            "char_encoder": INTNET, "dropout": 0.1, "loss_reduction": "mean",
-            "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}
-    return {"class_path": "ner_zoo.models.HCR", "init_args": {**args, **extra}}
+    return tiny_model("hcr", **extra)
 
 
 class TestHCR(ModelBattery):
@@ -47,7 +44,7 @@ class TestHCRVariants(ModelBattery):  # Eq. 13 fusion, mean pooling, dot scores,
 class TestHCRBert(ModelBattery):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_bert_dir):  # noqa: F811
-        self.model = tiny_hcr(transformer={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+        self.model = tiny_hcr(encoder={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                                            "init_args": {"model": str(tiny_bert_dir), "pooling": "mean"}},
                               pretrained_lr=1e-3)
 
@@ -306,6 +303,47 @@ def test_transductive_test_f1_does_not_depend_on_the_order(tmp_path):
         assert model.memory.written[test[test >= 0]].all()  # the warm-up wrote every test slot
     assert results[0]["test/f1"] > 0
     assert results[1] == results[0] and results[2] == results[0]
+
+
+# E1 memory probe (tools/hcr_memory_probe.py) -------------------------------------------------------------------
+def _run_probe(tmp_path, **extra) -> dict:
+    import importlib.util
+    import json
+
+    cli = build(tiny_hcr(memory_weight=0.9, memory_warmup_epochs=0, **extra), copy.deepcopy(SAMPLE_DATA), tmp_path,
+                trainer={"max_epochs": 8}, subcommand="fit")  # long enough to predict entities
+    ckpt = tmp_path / "end.ckpt"
+    cli.trainer.save_checkpoint(ckpt)
+    spec = importlib.util.spec_from_file_location("hcr_memory_probe", Path(__file__).resolve().parents[1] / "tools"
+                                                  / "hcr_memory_probe.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    out = tmp_path / "probe"
+    args = ["--config", str(tmp_path / "input-config.yaml"), "--ckpt", str(ckpt), "--output", str(out),
+            "--accelerator", "cpu"]
+    assert tool.main(args) == 0
+    result = json.loads((out / "hcr_memory_probe.json").read_text())
+    assert "| freq=0 |" in (out / "hcr_memory_probe.md").read_text()
+    with pytest.raises(NerZooError, match="exists"):  # never over an earlier probe
+        tool.main(args)
+    return result
+
+
+def test_memory_probe_modes_change_the_predictions(tmp_path):
+    result = _run_probe(tmp_path, transductive=True)
+    modes = result["modes"]
+    assert list(modes) == ["as_is", "zero", "train_only"] and result["transductive"] is True
+    assert modes["zero"]["changed"] > 0  # r = 0 for every token
+    assert modes["train_only"]["changed"] > 0  # the test tokens' own slots are no longer read
+    assert modes["as_is"]["micro"]["f1"] > 0
+    gold = [sum(b["tp"] + b["fn"] for b in m["buckets"].values()) for m in modes.values()]
+    assert gold[0] > 0 and len(set(gold)) == 1  # the same gold entities in every mode
+
+
+def test_memory_probe_train_only_is_as_is_without_transductive(tmp_path):
+    modes = _run_probe(tmp_path)["modes"]
+    assert modes["train_only"]["changed"] == 0 and modes["train_only"]["micro"] == modes["as_is"]["micro"]
+    assert modes["zero"]["changed"] > 0
 
 
 # configs -------------------------------------------------------------------------------------------------------

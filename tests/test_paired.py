@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ner_zoo.results.stats import paired_ci, t_quantile, verdict
+from ner_zoo.results.records import encode_sentence_counts
+from ner_zoo.results.stats import bootstrap_differences, paired_bootstrap, paired_ci, t_quantile, verdict
 
 # a 5-seed example worked by hand: differences 1.0, 1.5, 0.5, 1.0, 1.5 points -> mean 1.1, sum of squared
 # deviations 0.70 -> std sqrt(0.70 / 4) = 0.41833, standard error 0.18708, t(0.975, 4) = 2.7764451,
@@ -44,7 +45,7 @@ def test_verdicts():
 
 
 def _record(folder: Path, model: str, variant: str | None, seed: int, f1: float, epochs: int = 30,
-            data: str = "WNUT2017", partial: bool = False, lr: float = 0.01) -> None:
+            data: str = "WNUT2017", partial: bool = False, lr: float = 0.01, sentences: list | None = None) -> None:
     """A results.json as ``ner-zoo fit`` writes it in its default layout (one folder per run version)."""
     config = {"seed_everything": seed, "variant": variant,
               "trainer": {"max_epochs": 30, "max_time": "00:00:30:00",
@@ -56,7 +57,8 @@ def _record(folder: Path, model: str, variant: str | None, seed: int, f1: float,
         "model": model, "data": data, "seed": seed, "variant": variant, "config": config, "overlays": [],
         "data_split": "standard",
         "protocol": {"epochs": float(epochs), "stopped_by": "max_epochs" if epochs == 30 else "max_time"},
-        "epochs": epochs, "partial_test": partial, "test": {"f1": f1}}))
+        "epochs": epochs, "partial_test": partial, "test": {"f1": f1},
+        **({} if sentences is None else {"test_sentences": {"counts": encode_sentence_counts(sentences)}})}))
 
 
 def test_compare_pairs_fit_runs_across_folders(tmp_path):
@@ -79,8 +81,8 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
     assert len(rows) == 1, rows
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[2:7] == ["MIN", "MIN (ner_only)", "", "equal epochs = 30", "5"]
-    assert cells[9:13] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "+4.82", "reproduced"]
-    assert "seed 6: only model" in cells[13] and "seed 7: epochs 30.0 vs 29.0" in cells[13]
+    assert cells[9:14] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "", "+4.82", "reproduced"]  # no sentence counts
+    assert "seed 6: only model" in cells[14] and "seed 7: epochs 30.0 vs 29.0" in cells[14]
     main_table = text.split("## Paired comparisons")[0]
     assert "| MIN (ner_only) | WNUT2017 |" in main_table and " 0.00 " not in main_table
     partial = text.split("## Partial test evaluations")[1]
@@ -103,6 +105,50 @@ def test_a_not_comparable_pair_listed_first_keeps_every_column(tmp_path):
     assert lines[1].startswith("| CoNLL2003") and "not comparable" in lines[1]
     row = dict(zip(header, (c.strip() for c in lines[2].strip("|").split("|"))))
     assert (row["dataset"], row["95% CI"], row["verdict"]) == ("WNUT2017", "[+0.58, +1.62]", "reproduced")
+
+
+# paired bootstrap over test sentences, worked by hand: two sentences, the three resamples (2 x s0, s0 + s1,
+# 2 x s1). Pair 1: model s0 (1,0,0), s1 (0,1,1); baseline s0 (0,0,1), s1 (1,0,0). F1 = 2tp / (2tp + fp + fn):
+# resample 1: model (2,0,0) 1, baseline (0,0,2) 0 -> +1; resample 2: model (1,1,1) 1/2, baseline (1,0,1) 2/3
+# -> -1/6; resample 3: model (0,2,2) 0, baseline (2,0,0) 1 -> -1. Pair 2 has equal arms (difference 0), so
+# the mean over the pairs halves them: +1/2, -1/12, -1/2.
+BOOT_MODEL = [[(1, 0, 0), (0, 1, 1)], [(1, 0, 0), (1, 0, 0)]]
+BOOT_BASE = [[(0, 0, 1), (1, 0, 0)], [(1, 0, 0), (1, 0, 0)]]
+WEIGHTS = [[2, 0], [1, 1], [0, 2]]
+
+
+def test_bootstrap_differences_hand_computed():
+    import numpy as np
+
+    diffs = bootstrap_differences(BOOT_MODEL, BOOT_BASE, np.array(WEIGHTS))
+    assert diffs.tolist() == pytest.approx([1 / 2, -1 / 12, -1 / 2])
+    # 2.5 % and 97.5 % quantiles of (-1/2, -1/12, +1/2), linear between order statistics: positions 0.05, 1.95
+    low, high = paired_bootstrap(BOOT_MODEL, BOOT_BASE, weights=np.array(WEIGHTS))
+    assert (low, high) == pytest.approx((-1 / 2 + 0.05 * 5 / 12, -1 / 12 + 0.95 * 7 / 12))
+
+
+def test_bootstrap_random_resamples():
+    better = [[(1, 0, 0)] * 20 + [(0, 1, 1)] * 5]  # model right on 20 sentences, wrong on 5
+    worse = [[(1, 0, 0)] * 10 + [(0, 1, 1)] * 15]
+    low, high = paired_bootstrap(better, worse)
+    assert 0 < low < 0.8 - 0.4 < high  # point difference 0.8 - 0.4 inside, 0 outside
+    assert paired_bootstrap(better, better) == (0.0, 0.0)
+    assert paired_bootstrap(better, worse) == (low, high)  # seeded: the table does not change between runs
+
+
+def test_compare_shows_the_bootstrap_column(tmp_path):
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.paired import paired_rows
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / f"min-s{i}", "MIN", None, i, m, sentences=[(1, 0, 0)] * 20 + [(0, 1, 1)] * 5)
+        _record(tmp_path / f"ner_only-s{i}", "MIN", "ner_only", i, b, sentences=[(1, 0, 0)] * 10 + [(0, 1, 1)] * 15)
+    (row,) = paired_rows(load_records([tmp_path]))
+    low, high = paired_bootstrap([[(1, 0, 0)] * 20 + [(0, 1, 1)] * 5] * 5, [[(1, 0, 0)] * 10 + [(0, 1, 1)] * 15] * 5)
+    assert row["bootstrap 95% CI"] == f"[{100 * low:+.2f}, {100 * high:+.2f}]" and row["95% CI"] == "[+0.58, +1.62]"
+    _record(tmp_path / "ner_only-s5b", "MIN", "ner_only", 5, 0.9, sentences=[(1, 0, 0)] * 3)  # the last by path
+    (row,) = paired_rows(load_records([tmp_path]))
+    assert row["bootstrap 95% CI"] == ""  # another number of test sentences: no bootstrap
 
 
 def test_old_records_without_structured_fields_still_pair(tmp_path):

@@ -13,28 +13,96 @@ def score_main(argv: Sequence[str]) -> int:
     A CoNLL file is read as ``token ... gold predicted`` (the last two columns, any tag scheme, read with
     conlleval's rules); a ``.jsonl`` file as written by ``ner-zoo predict --output_format jsonl`` (gold and
     predicted spans, nested allowed).
+
+    ``--by`` breaks the scores down instead: ``length`` (entity length in tokens), ``nesting`` (``nested``: the
+    span contains or lies inside another gold span of its sentence, else ``flat``) or ``train_frequency`` (the
+    training frequency of the span's least frequent token, 0 / 1 / 2-5 / >5; ``--train`` gives the training
+    split: a CoNLL or JSONL file, or a corpus name read from $NER_ZOO_DATA). Gold and predicted spans go to the
+    same buckets by the same rule, so every bucket has a precision and a recall.
     """
     p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo score", description=score_main.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", type=Path)
     p.add_argument("--format", default="auto", choices=["auto", "conll", "jsonl"])
+    p.add_argument("--by", choices=["length", "nesting", "train_frequency"], help="break the scores down by this")
+    p.add_argument("--train", help="training split for --by train_frequency: a file or a corpus name")
+    p.add_argument("--output", type=Path, help="with --by: also write breakdown_<by>.md and .json into this folder")
     a = p.parse_args(argv)
     fmt = a.format
     if fmt == "auto":
         fmt = "jsonl" if a.file.suffix in (".jsonl", ".json", ".jsonlines") else "conll"
+    if a.by == "train_frequency" and not a.train:
+        p.error("--by train_frequency needs --train (a training file or a corpus name)")
     from ner_zoo.metrics import conlleval_report, score_spans_report
 
     if fmt == "conll":
         from ner_zoo.data.readers import read_prediction_conll
 
-        gold, pred = read_prediction_conll(a.file)
-        print(conlleval_report(gold, pred))
+        gold, pred, tokens = read_prediction_conll(a.file, with_tokens=True)
+        if a.by is None:
+            print(conlleval_report(gold, pred))
+            return 0
+        from ner_zoo.data.tagging import tags_to_spans
+
+        gold = [tags_to_spans(t, where=f"{a.file}: gold sentence {i}") for i, t in enumerate(gold)]
+        pred = [tags_to_spans(t, where=f"{a.file}: predicted sentence {i}") for i, t in enumerate(pred)]
     else:
         from ner_zoo.data.writers import read_prediction_jsonl
 
-        gold, pred = read_prediction_jsonl(a.file)
-        print(score_spans_report(gold, pred))
+        gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True)
+        if a.by is None:
+            print(score_spans_report(gold, pred))
+            return 0
+    from ner_zoo.metrics.report import breakdown_counts
+
+    bucketer = make_bucketer(a.by, a.train, p)
+    write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output)
     return 0
+
+
+def make_bucketer(by: str, train: str | None, parser: argparse.ArgumentParser):
+    """The bucketer of ``--by``; ``train_frequency`` counts the words of ``train`` (a file or a corpus name)."""
+    from ner_zoo.metrics.report import FrequencyBucketer, LengthBucketer, NestingBucketer
+
+    if by == "length":
+        return LengthBucketer()
+    if by == "nesting":
+        return NestingBucketer()
+    from collections import Counter
+
+    return FrequencyBucketer(Counter(w for s in training_sentences(train, parser) for w in s.tokens))
+
+
+def training_sentences(train: str, parser: argparse.ArgumentParser) -> list:
+    """Sentences of a CoNLL / JSONL training file, or of the ``train`` split of a corpus named ``train``."""
+    from ner_zoo.data import readers
+
+    path = Path(train)
+    if path.exists():
+        return readers.read_nested_json(path) if path.suffix in (".jsonl", ".json") else readers.read_conll(path)
+    return list(corpus_class(train, parser)().sentences("train"))
+
+
+def write_breakdown(counts, by: str, output: Path | None) -> None:
+    """Print the breakdown table; with ``output``, also write it as ``breakdown_<by>.md`` and ``.json``."""
+    import json
+
+    from ner_zoo.metrics.report import breakdown_json, breakdown_markdown
+    from ner_zoo.io import atomic_write
+
+    from ner_zoo.errors import NerZooError
+
+    for target in [] if output is None else [output / f"breakdown_{by}.{ext}" for ext in ("md", "json")]:
+        if target.exists():
+            raise NerZooError(f"{target} exists; choose another --output folder (nothing is overwritten)")
+    table = breakdown_markdown(counts, by)
+    print(table, end="")
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        with atomic_write(output / f"breakdown_{by}.md") as f:
+            f.write(table)
+        with atomic_write(output / f"breakdown_{by}.json") as f:
+            json.dump(breakdown_json(counts), f, indent=1)
 
 
 def _parse_files(items: Sequence[str]) -> dict[str, Path]:

@@ -146,7 +146,9 @@ class IndexedDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return len(self.sentences)
 
-    def __getitem__(self, i: int) -> tuple[int, Sentence]:
+    def __getitem__(self, i: int | list[int]) -> tuple[int, Sentence] | list[tuple[int, Sentence]]:
+        if isinstance(i, list):  # a whole batch from a TokenBudgetSampler
+            return [(j, self.sentences[j]) for j in i]
         return i, self.sentences[i]
 
 
@@ -197,6 +199,69 @@ class ShardSampler(DistributedSampler):
         return len(range(self.rank, n, self.num_replicas))
 
 
+class TokenBudgetSampler(ShardSampler):
+    """Training batches of similar length that hold at most ``batch_tokens`` padded tokens each
+    (``sentences x longest sentence``), instead of a fixed number of sentences; yields one list of indices
+    per batch (use it with ``DataLoader(batch_size=None)``).
+
+    Each epoch shuffles the sentences (seeded with ``seed + epoch``), sorts pools of about 100 batches'
+    worth of sentences by length, fills batches greedily in that order and shuffles the batches. Every
+    sentence is in exactly one batch of the epoch; a sentence longer than the budget gets a batch of its own
+    (counted in :attr:`over_budget`). Under DDP every rank gets ``batches[rank::world]`` of the same list,
+    padded by its first batches to a multiple of the world size, so ranks run the same number of steps. The
+    number of batches can differ by a few between epochs (another shuffle packs differently).
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_tokens: int, shuffle: bool = True, pad: bool = True,
+                 num_replicas: int = 1, rank: int = 0, seed: int = 0):
+        if batch_tokens < 1:
+            raise ValueError(f"batch_tokens must be a positive number of tokens, got {batch_tokens}")
+        mean = max(1.0, sum(lengths) / max(1, len(lengths)))
+        super().__init__(lengths, batch_size=max(1, int(batch_tokens / mean)), shuffle=shuffle, bucket=True,
+                         pad=pad, num_replicas=num_replicas, rank=rank, seed=seed)
+        self.batch_tokens = batch_tokens
+        #: lengths of the sentences longer than ``batch_tokens`` (each is a batch of its own)
+        self.over_budget = sorted(n for n in self.lengths if n > batch_tokens)
+        self._batches: tuple[int, list[list[int]]] | None = None
+
+    def batches(self) -> list[list[int]]:
+        """All batches of the current epoch, before sharding (computed once per epoch)."""
+        if self._batches is not None and self._batches[0] == self.epoch:
+            return self._batches[1]
+        n = len(self.lengths)
+        g = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(n, generator=g).tolist() if self.shuffle else list(range(n))
+        chunk = 100 * self.batch_size  # about 100 batches per pool, as in the sentence-count bucketing
+        batches: list[list[int]] = []
+        for c in range(0, n, chunk):
+            current: list[int] = []
+            for i in sorted(order[c:c + chunk], key=self.lengths.__getitem__):  # ascending: last is longest
+                if current and (len(current) + 1) * self.lengths[i] > self.batch_tokens:
+                    batches.append(current)
+                    current = []
+                current.append(i)
+            if current:
+                batches.append(current)
+        if self.shuffle:
+            batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
+        self._batches = (self.epoch, batches)
+        return batches
+
+    def _shard(self) -> list[list[int]]:
+        batches = self.batches()
+        if self.pad and self.num_replicas > 1:
+            total = math.ceil(len(batches) / self.num_replicas) * self.num_replicas
+            batches = batches + batches[: total - len(batches)]
+        return batches[self.rank :: self.num_replicas]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        skip, self.skip = getattr(self, "skip", 0), 0  # batches, set by ResumableDataLoader for one iteration
+        return iter(self._shard()[skip:])
+
+    def __len__(self) -> int:
+        return len(self._shard())
+
+
 class ResumableDataLoader(torch.utils.data.DataLoader):
     """A training loader over a :class:`ShardSampler` that Lightning can resume mid-epoch.
 
@@ -216,7 +281,8 @@ class ResumableDataLoader(torch.utils.data.DataLoader):
             epoch, served = self._resume
             self._resume = None
             if epoch == sampler.epoch and 0 < served < len(self):
-                sampler.skip, self._served = served * self.batch_size, served
+                per_batch = 1 if self.batch_size is None else self.batch_size  # None: the sampler yields batches
+                sampler.skip, self._served = served * per_batch, served
         for batch in super().__iter__():
             self._served += 1
             yield batch

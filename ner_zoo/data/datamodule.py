@@ -15,9 +15,10 @@ from typing import Callable, Literal, Sequence
 
 import lightning.pytorch as pl
 import torch
+from lightning.pytorch.utilities import rank_zero_warn
 from torch.utils.data import DataLoader
 
-from ner_zoo.data.batching import Collator, IndexedDataset, ResumableDataLoader, ShardSampler
+from ner_zoo.data.batching import Collator, IndexedDataset, ResumableDataLoader, ShardSampler, TokenBudgetSampler
 from ner_zoo.data.lengths import LongSentences, limit_train_lengths
 from ner_zoo.data.schema import Sentence, label_set
 from ner_zoo.data.splits import carve_dev
@@ -74,6 +75,9 @@ class NERDataModule(pl.LightningDataModule):
         tag_scheme: scheme used to encode gold spans for tagging models (``bioes`` as in most papers,
             ``iob2``, ``iob1``). Span models ignore it.
         batch_size: training batch size (sentences).
+        batch_tokens: instead of ``batch_size`` sentences, training batches of sentences of similar length
+            holding at most this many padded tokens (sentences x longest); a longer sentence gets a batch of its
+            own, with a warning (:class:`~ner_zoo.data.batching.TokenBudgetSampler`). ``None``: ``batch_size``.
         eval_batch_size: batch size for validation, test and predict.
         lower: lower-case words in the word vocabulary.
         normalize_digits: map digits to ``0`` in the word vocabulary.
@@ -111,8 +115,11 @@ class NERDataModule(pl.LightningDataModule):
                  dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
                  max_sentences: int | None = None, max_train_length: int | None = None,
                  long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None,
-                 pin_memory: bool = False):
+                 pin_memory: bool = False, batch_tokens: int | None = None):
         super().__init__()
+        if batch_tokens is not None and batch_tokens < 1:
+            raise ValueError(f"data.batch_tokens must be a positive number of tokens, got {batch_tokens}")
+        self.batch_tokens = batch_tokens
         self.pin_memory = pin_memory
         self.data_dir = data_dir
         self.tag_scheme = TagScheme.parse(tag_scheme).value
@@ -252,8 +259,18 @@ class NERDataModule(pl.LightningDataModule):
         if self.trainer is not None:
             world, rank = self.trainer.world_size, self.trainer.global_rank
         bs = self.batch_size if train else self.eval_batch_size
-        sampler = ShardSampler([len(s) for s in sentences], bs, shuffle=train, bucket=self.bucket or not train,
-                               pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
+        lengths = [len(s) for s in sentences]
+        if train and self.batch_tokens is not None:
+            sampler = TokenBudgetSampler(lengths, self.batch_tokens, num_replicas=world, rank=rank,
+                                         seed=self.split_seed)
+            bs = None  # the sampler yields whole batches
+            if sampler.over_budget:
+                rank_zero_warn(f"{len(sampler.over_budget)} training sentence(s) are longer than data.batch_tokens="
+                               f"{self.batch_tokens} (longest {sampler.over_budget[-1]} tokens); each is a batch of "
+                               "its own")
+        else:
+            sampler = ShardSampler(lengths, bs, shuffle=train, bucket=self.bucket or not train, pad=train,
+                                   num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
         collate = collate or self.collate_fn()
         if train and isinstance(collate, Collator):  # ids of every training sentence built once, up front

@@ -124,8 +124,9 @@ def _spans(value: object, n: int, where: str, key: str) -> list[Span]:
     return out
 
 
-def read_prediction_jsonl(path: str | os.PathLike[str]) -> tuple[list[list[Span]], list[list[Span]]]:
-    """Read a :func:`write_jsonl` file back as ``(gold_spans_per_sentence, predicted_spans_per_sentence)``.
+def read_prediction_jsonl(path: str | os.PathLike[str], with_tokens: bool = False) -> tuple[list, ...]:
+    """Read a :func:`write_jsonl` file back as ``(gold_spans_per_sentence, predicted_spans_per_sentence)``
+    (and the tokens per sentence as a third item, ``with_tokens``).
 
     Raises:
         DataFormatError: naming file and line for invalid JSON, a missing key or a malformed span.
@@ -133,6 +134,7 @@ def read_prediction_jsonl(path: str | os.PathLike[str]) -> tuple[list[list[Span]
     text, _ = read_text(path)
     gold: list[list[Span]] = []
     pred: list[list[Span]] = []
+    tokens: list[list[str]] = []
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -149,4 +151,5 @@ def read_prediction_jsonl(path: str | os.PathLike[str]) -> tuple[list[list[Span]
         n = len(obj["tokens"])
         gold.append(_spans(obj["gold_spans"], n, where, "gold_spans"))
         pred.append(_spans(obj["pred_spans"], n, where, "pred_spans"))
-    return gold, pred
+        tokens.append([str(t) for t in obj["tokens"]])
+    return (gold, pred, tokens) if with_tokens else (gold, pred)

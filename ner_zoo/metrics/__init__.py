@@ -15,13 +15,14 @@ from ner_zoo.metrics.report import (
     span_prf,
     token_accuracy,
 )
-from ner_zoo.metrics.span_f1 import SpanF1, SpanF1ByLength
+from ner_zoo.metrics.span_f1 import SpanF1, SpanF1ByLength, SpanF1ByNesting
 
 __all__ = [
     "LENGTH_BUCKETS",
     "SpanCounts",
     "SpanF1",
     "SpanF1ByLength",
+    "SpanF1ByNesting",
     "TokenAccuracy",
     "conlleval_report",
     "conlleval_scores",

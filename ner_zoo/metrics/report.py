@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ner_zoo.data.tagging import tags_to_spans
 from ner_zoo.errors import LabelError
@@ -25,6 +25,8 @@ SpanTriple = tuple  # (start, end_exclusive, label); a Span, a tuple or a JSON l
 SpanLists = Sequence[Iterable[SpanTriple]]  # one iterable of spans per sentence
 TagSeqs = Sequence[Sequence[str]]  # one tag sequence per sentence
 # Maps a span to a bucket index; ``is_gold`` tells whether it is a gold span. ``None`` = unknown prediction.
+# A bucketer that needs the sentence (its tokens, its gold spans) also has ``for_sentence(tokens, gold)``,
+# which returns the plain bucketer for that sentence (:class:`NestingBucketer`, :class:`FrequencyBucketer`).
 Bucketer = Callable[[tuple, bool], Optional[int]]
 
 LENGTH_BUCKETS = (1, 2, 3, 4, 6, 10)  # lower bounds: 1, 2, 3, 4-5, 6-9, >=10 tokens
@@ -79,18 +81,30 @@ def _span_set(spans: Iterable[SpanTriple]) -> set[tuple]:
     return {(int(s[0]), int(s[1]), s[2]) for s in spans}
 
 
-def count_matches(preds: SpanLists, golds: SpanLists, bucket: Bucketer, names: Sequence[str]) -> SpanCounts:
+def count_matches(preds: SpanLists, golds: SpanLists, bucket: Bucketer, names: Sequence[str],
+                  tokens: Optional[Sequence[Sequence[str]]] = None) -> SpanCounts:
     """Count exact matches sentence by sentence into the buckets ``names``, chosen by ``bucket``.
 
+    A gold span and a prediction equal to it always fall in the same bucket (every bucketer here is a function
+    of the span and of its sentence only), so per-bucket precision and recall are well defined.
+
+    Args:
+        tokens: the sentences' tokens, for bucketers that read them (``for_sentence``).
+
     Raises:
-        ValueError: ``preds`` and ``golds`` hold different numbers of sentences.
+        ValueError: ``preds`` and ``golds`` (or ``tokens``) hold different numbers of sentences.
     """
     if len(preds) != len(golds):
         raise ValueError(f"{len(preds)} predicted sentences but {len(golds)} gold sentences")
+    if tokens is not None and len(tokens) != len(golds):
+        raise ValueError(f"{len(tokens)} token sequences but {len(golds)} gold sentences")
     size = len(names)
     tp, fp, fn, unknown = [0] * size, [0] * size, [0] * size, 0
-    for pred, gold in zip(preds, golds):
+    per_sentence = getattr(bucket, "for_sentence", None)
+    for i, (pred, gold) in enumerate(zip(preds, golds)):
         ps, gs = _span_set(pred), _span_set(gold)
+        if per_sentence is not None:
+            bucket = per_sentence(None if tokens is None else tokens[i], gs)
         for s in gs:
             b = bucket(s, True)
             if s in ps:
@@ -148,6 +162,68 @@ class LengthBucketer:
         if n < 1:
             raise ValueError(f"{'gold' if is_gold else 'predicted'} span {span} covers no tokens")
         return bisect_right(self.bounds, n) - 1
+
+
+class NestingBucketer:
+    """Bucket ``flat`` (0) or ``nested`` (1): a span, gold or predicted, is *nested* when it contains or lies
+    inside another gold span of its sentence (another: other boundaries; the same boundaries with another
+    label are one mention typed twice, and a crossing span is neither inside nor around). Judged against the
+    gold spans only, so a prediction equal to a gold span gets that span's bucket."""
+
+    names = ["flat", "nested"]
+
+    def for_sentence(self, tokens, gold: set[tuple]) -> Bucketer:
+        bounds = {(s[0], s[1]) for s in gold}
+
+        def bucket(span: tuple, is_gold: bool) -> int:
+            a, b = span[0], span[1]
+            return int(any((c, d) != (a, b) and (c <= a and b <= d or a <= c and d <= b) for c, d in bounds))
+        return bucket
+
+
+FREQUENCY_BUCKETS = (0, 1, 2, 6)  # lower bounds: 0, 1, 2-5, >5 training occurrences
+
+
+class FrequencyBucketer:
+    """Bucket = training frequency of a span's *least frequent* token: an entity counts as unseen (``freq=0``)
+    as soon as one of its words never occurs in training, since that word is the one neither the word
+    embedding nor a memory of training occurrences can inform; the span's other words only make it easier.
+    Predicted spans are bucketed by their own tokens, so a prediction equal to a gold span shares its bucket.
+
+    Args:
+        counts: occurrences of each (normalised) word in the training split.
+        bounds: increasing lower bounds starting at 0 (default 0, 1, 2-5, >5).
+        normalize: the word -> key map of ``counts`` (a model's vocabulary normalisation; default: none).
+    """
+
+    def __init__(self, counts: Mapping[str, int], bounds: Sequence[int] = FREQUENCY_BUCKETS,
+                 normalize: Optional[Callable[[str], str]] = None):
+        if not bounds or bounds[0] != 0 or any(a >= b for a, b in zip(bounds, bounds[1:])):
+            raise ValueError(f"frequency bucket bounds must increase strictly from 0, got {tuple(bounds)}")
+        self.counts, self.bounds, self.normalize = counts, list(bounds), normalize or (lambda w: w)
+        self.names = []
+        for lo, hi in zip(bounds, list(bounds[1:]) + [None]):
+            self.names.append(f"freq>{lo - 1}" if hi is None else f"freq={lo}" if hi == lo + 1 else f"freq={lo}-{hi - 1}")
+
+    def frequency(self, words: Sequence[str]) -> int:
+        return min(self.counts.get(self.normalize(w), 0) for w in words)
+
+    def for_sentence(self, tokens: Optional[Sequence[str]], gold: set[tuple]) -> Bucketer:
+        if tokens is None:
+            raise ValueError("the training-frequency breakdown needs the sentences' tokens")
+
+        def bucket(span: tuple, is_gold: bool) -> int:
+            if span[1] <= span[0] or span[1] > len(tokens):
+                raise ValueError(f"span {span} is outside its sentence of {len(tokens)} tokens")
+            return bisect_right(self.bounds, self.frequency(tokens[span[0]:span[1]])) - 1
+        return bucket
+
+
+def breakdown_counts(preds: SpanLists, golds: SpanLists, bucketer, tokens: Optional[Sequence[Sequence[str]]] = None
+                     ) -> SpanCounts:
+    """Per-bucket counts of any bucketer with ``names`` (:class:`LengthBucketer`, :class:`NestingBucketer`,
+    :class:`FrequencyBucketer`)."""
+    return count_matches([list(p) for p in preds], [list(g) for g in golds], bucketer, bucketer.names, tokens)
 
 
 def span_counts(preds: SpanLists, golds: SpanLists, labels: Optional[Sequence[str]] = None) -> SpanCounts:
@@ -256,3 +332,24 @@ def _format(counts: SpanCounts, n: int, unit: str, accuracy: Optional[float]) ->
             f"FB1: {100 * s[f'f1/{name}']:6.2f}  {t + f}"
         )
     return "\n".join(lines) + "\n"
+
+
+def breakdown_markdown(counts: SpanCounts, title: str = "bucket") -> str:
+    """A markdown table of per-bucket precision, recall, F1 (percent), gold and predicted spans, with a micro row."""
+    s = counts.scores()
+    lines = [f"| {title} | precision | recall | F1 | gold | predicted |", "|---|---|---|---|---|---|"]
+    for name, t, f, n in zip(counts.names, counts.tp, counts.fp, counts.fn):
+        lines.append(f"| {name} | {100 * s[f'precision/{name}']:.2f} | {100 * s[f'recall/{name}']:.2f} | "
+                     f"{100 * s[f'f1/{name}']:.2f} | {t + n} | {t + f} |")
+    tp, fp, fn = sum(counts.tp), sum(counts.fp) + counts.unknown_fp, sum(counts.fn)
+    lines.append(f"| all | {100 * s['precision']:.2f} | {100 * s['recall']:.2f} | {100 * s['f1']:.2f} | {tp + fn} | "
+                 f"{tp + fp} |")
+    return "\n".join(lines) + "\n"
+
+
+def breakdown_json(counts: SpanCounts) -> dict:
+    """Counts and scores per bucket (fractions), for a JSON file."""
+    s = counts.scores()
+    return {"buckets": {n: {"tp": t, "fp": f, "fn": m, "precision": s[f"precision/{n}"], "recall": s[f"recall/{n}"],
+                            "f1": s[f"f1/{n}"]} for n, t, f, m in zip(counts.names, counts.tp, counts.fp, counts.fn)},
+            "micro": {k: s[k] for k in ("precision", "recall", "f1")}}

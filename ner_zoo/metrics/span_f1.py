@@ -1,4 +1,5 @@
-"""Exact-match span F1 as torchmetrics metrics (``SpanF1`` per label, ``SpanF1ByLength`` per length bucket).
+"""Exact-match span F1 as torchmetrics metrics (``SpanF1`` per label, ``SpanF1ByLength`` per length bucket,
+``SpanF1ByNesting`` for nested vs flat entities).
 
 States are count tensors summed across processes (``dist_reduce_fx="sum"``), never lists of spans, so
 DDP synchronisation is exact (torchmetrics#538, #2170). The scores themselves come from
@@ -26,6 +27,7 @@ from ner_zoo.metrics.report import (
     Bucketer,
     LabelBucketer,
     LengthBucketer,
+    NestingBucketer,
     SpanCounts,
     SpanLists,
     count_matches,
@@ -167,4 +169,14 @@ class SpanF1ByLength(_SpanCountMetric):
 
     def __init__(self, bounds: Sequence[int] = LENGTH_BUCKETS, **kwargs: Any):
         bucket = LengthBucketer(bounds)
+        super().__init__(bucket.names, bucket, **kwargs)
+
+
+class SpanF1ByNesting(_SpanCountMetric):
+    """Exact-match span F1 of ``nested`` and ``flat`` spans (:class:`~ner_zoo.metrics.report.NestingBucketer`: a
+    span, gold or predicted, is nested when it contains or lies inside another gold span of its sentence).
+    Keys of ``compute``: ``f1/nested``, ``recall/flat``, ``support/nested`` ... plus the micro scores."""
+
+    def __init__(self, **kwargs: Any):
+        bucket = NestingBucketer()
         super().__init__(bucket.names, bucket, **kwargs)

@@ -8,6 +8,8 @@
 The two differ only in the injected ``char_encoder`` (``CharBiLSTM`` or ``CharCNN``); ``use_crf: false``
 gives the softmax tagger. Map to code: ``x_t = [w_t; c_t]`` (:meth:`features`), ``h_t = BiLSTM(x)``,
 emissions ``P = W h + b``, CRF score ``s(x, y) = sum_t A[y_{t-1}, y_t] + P[t, y_t]`` (:mod:`ner_zoo.modules.crf`).
+``singleton_unk`` is Lample et al.'s replacement of training singletons by ``<unk>`` (p = 0.5 there; off by
+default, on in ``configs/baselines/conll2003.yaml``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ner_zoo.data.schema import Sentence
 from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import load_word_vectors
+from ner_zoo.training.words import load_word_vectors, mark_singletons
 
 
 class BiLSTMCRF(SequenceTagger):
@@ -35,28 +37,34 @@ class BiLSTMCRF(SequenceTagger):
         word_dim: word embedding size (must equal the vectors' size when ``embeddings`` is set).
         freeze_embeddings: keep word vectors fixed.
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM`` / ``CharCNN``), or null.
-        hidden: BiLSTM hidden size per direction.
-        num_layers: BiLSTM layers.
+        lstm_hidden: BiLSTM state size per direction (the output is ``2 * lstm_hidden``).
+        lstm_layers: BiLSTM layers.
         dropout: dropout on the embeddings and on the BiLSTM output.
+        singleton_unk: in training, read each occurrence of a word seen once in the training split as
+            ``<unk>`` with this probability (Lample et al. 2016 use 0.5); 0 turns it off.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 hidden: int = 200, num_layers: int = 1, dropout: float = 0.5, **kwargs: Any):
+                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5, singleton_unk: float = 0.0,
+                 **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         self.embeddings_source = embeddings
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
-                                         freeze_embeddings)
+                                         freeze_embeddings, singleton_unk)
         self.dropout = nn.Dropout(dropout)
-        self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
+        self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)
         if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
             load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        mark_singletons(self.embedder.words, self.vocabs.words, train)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.dropout(self.embedder(batch))

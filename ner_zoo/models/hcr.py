@@ -31,6 +31,11 @@ Departures from the paper and the official code (notes: ``docs/papers.md``, HCR)
   slots (no metric), then scores with the memory frozen, so the result does not depend on the batch order
   (the code's test slots instead held states from the previous epoch's test pass). Off: training tokens
   only, frozen at evaluation.
+* ``memory_mode`` (evaluation probe, not in the paper; default ``as_is``): ``zero`` sets ``r = 0`` for every
+  token (what an unseen word reads); ``train_only`` reads only slots of training occurrences, which differs
+  from ``as_is`` only with ``transductive`` (otherwise only training tokens have slots; a word unseen in
+  training already reads zeros). Neither mode writes the evaluated split's slots. ``tools/hcr_memory_probe.py``
+  re-tests a checkpoint in the three modes.
 * ``released_bug`` (default off): the official code's scatter-back loop indexes a stale row, so every
   sentence but the last of a batch (batches sorted by length, longest first) gets ``r = 0`` (its memory
   emission is ``W_m``'s bias) and the last one gets a wrong slice of the batch's flattened outputs:
@@ -63,6 +68,9 @@ from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
 from ner_zoo.training.words import load_word_vectors
+
+
+MEMORY_MODES = ("as_is", "zero", "train_only")
 
 
 class LabelAttentionPooling(nn.Module):
@@ -119,11 +127,11 @@ class HCR(SequenceTagger):
         freeze_embeddings: keep word vectors fixed (HCR fine-tunes them).
         char_encoder: character encoder factory (HCR: ``ner_zoo.modules.intnet.IntNet``); called once per
             branch, so the sentence branch gets its own.
-        hidden: sequence-labelling BiLSTM size per direction (HCR: 128, i.e. 256 in total).
+        lstm_hidden: sequence-labelling BiLSTM state size per direction (HCR: 128, i.e. 256 in total).
         dropout: dropout on the embeddings and BiLSTM outputs (HCR: 0.5).
-        transformer: optional word-feature module (``ner_zoo.modules.transformer.TransformerEncoder``, the
-            "+BERT" variant) whose states are concatenated to ``x``; called as
-            ``transformer(token_lists, device) -> (states, mask)`` and needs ``output_dim``.
+        encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``, the "+BERT"
+            variant) whose word states are concatenated to ``x``; called as ``encoder(token_lists, device) ->
+            (states, mask)`` and needs ``output_dim``.
         sentence_level: add the sentence-level vector ``s`` to every token.
         sentence_hidden: sentence BiLSTM size per direction (HCR: 64, i.e. 128 in total).
         label_kernel: width of the convolution over positions in the label attention (code: 55).
@@ -145,13 +153,18 @@ class HCR(SequenceTagger):
             Not in the paper (``false`` is the paper's reading); queries then go per token, not per word type.
         memory_dropout: fraction of training tokens whose ``r`` is set to zero (not in the paper: 0).
         released_bug: reproduce the official code's scatter-back bug (:func:`released_scatter`).
+        memory_mode: what evaluation reads from the memory: ``as_is``, ``zero`` (``r = 0``) or ``train_only``
+            (slots of training occurrences only; differs from ``as_is`` only with ``transductive``). A test-time
+            probe (``ner-zoo test ... --model.init_args.memory_mode zero``); training always reads ``as_is``.
         loss_reduction: CRF loss over the batch, ``sum`` (the code, with SGD lr 0.015) or ``mean``.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 hidden: int = 128, dropout: float = 0.5, transformer: nn.Module | None = None,
+                 lstm_hidden: int = 128, dropout: float = 0.5, encoder: nn.Module | None = None,
                  sentence_level: bool = True, sentence_hidden: int = 64, label_kernel: int = 55,
                  sentence_pooling: Literal["label_attention", "mean"] = "label_attention",
                  share_sentence_embedder: bool = False, document_level: bool = True, memory_slots: int = 500,
@@ -159,7 +172,8 @@ class HCR(SequenceTagger):
                  overflow: Literal["first", "ring"] = "first", memory_weight: float = 0.3,
                  fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
                  transductive: bool = False, leave_one_out: bool = True, memory_dropout: float = 0.0,
-                 released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum", **kwargs: Any):
+                 released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum",
+                 memory_mode: Literal["as_is", "zero", "train_only"] = "as_is", **kwargs: Any):
         super().__init__(vocabs=vocabs, loss_reduction=loss_reduction, **kwargs)  # the tag loss: SequenceTagger
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
@@ -170,10 +184,13 @@ class HCR(SequenceTagger):
         if not 0.0 <= memory_dropout < 1.0:
             raise ValueError(f"memory_dropout must be in [0, 1), got {memory_dropout}")
         self.leave_one_out, self.memory_dropout, self.released_bug = leave_one_out, memory_dropout, released_bug
+        if memory_mode not in MEMORY_MODES:
+            raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {memory_mode!r}")
+        self.memory_mode = memory_mode
         n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
         self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
-        self.transformer = transformer
-        x_dim = self.embedder.output_dim + (transformer.output_dim if transformer is not None else 0)
+        self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
+        x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
         self.dropout = nn.Dropout(dropout)
 
         self.sentence_embedder = self.sentence_encoder = self.label_attention = None
@@ -185,7 +202,7 @@ class HCR(SequenceTagger):
             self.label_attention = LabelAttentionPooling(self.num_tags, word_dim, label_kernel, dropout,
                                                          sentence_pooling)
             x_dim += self.sentence_encoder.output_dim
-        self.encoder = BiLSTMEncoder(x_dim, hidden)
+        self.encoder = BiLSTMEncoder(x_dim, lstm_hidden)
         h_dim = self.encoder.output_dim
         self.projection = nn.Linear(h_dim, self.num_tags)
 
@@ -256,7 +273,7 @@ class HCR(SequenceTagger):
         return self.label_attention(self.embedder.words(batch.words), v, batch.mask)
 
     def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(w [B, L, word_dim], h [B, L, 2 * hidden])``: raw word embeddings and encoder states."""
+        """``(w [B, L, word_dim], h [B, L, 2 * lstm_hidden])``: raw word embeddings and encoder states."""
         w = self.embedder.words(batch.words)
         parts = [w]
         if self.embedder.chars is not None:
@@ -276,10 +293,14 @@ class HCR(SequenceTagger):
 
     def document_vectors(self, words: torch.Tensor, mask: torch.Tensor, own_slots: torch.Tensor | None = None
                          ) -> torch.Tensor:
-        """``r [B, L, 2 * hidden]`` (fp32): each word type is queried once with its current embedding, or
+        """``r [B, L, 2 * lstm_hidden]`` (fp32): each word type is queried once with its current embedding, or
         each token leaving out ``own_slots [B, L]`` (its own slot; ``leave_one_out``)."""
         r = torch.zeros(*words.shape, self.memory.value_dim, device=words.device)
-        if not self.memory_active() or self.memory.num_slots == 0:
+        probe = "as_is" if self.training else self.memory_mode
+        if not self.memory_active() or self.memory.num_slots == 0 or probe == "zero":
+            return r
+        if probe == "train_only":
+            r[mask] = self.memory.query(words[mask], self.embedder.words(words[mask]), allowed=self.memory.train_slots())
             return r
         if own_slots is not None:
             tokens = words[mask]
@@ -290,7 +311,7 @@ class HCR(SequenceTagger):
         return r
 
     def memory_vectors(self, batch: Batch, slots: torch.Tensor | None = None) -> torch.Tensor:
-        """``r [B, L, 2 * hidden]`` as the fusion reads it: in training (``slots``: the tokens' own slots)
+        """``r [B, L, 2 * lstm_hidden]`` as the fusion reads it: in training (``slots``: the tokens' own slots)
         with ``leave_one_out`` and ``memory_dropout``; with ``released_bug``, scattered as the code does."""
         exclude = slots if self.training and self.leave_one_out else None
         r = self.document_vectors(batch.words, batch.mask, exclude)
@@ -330,8 +351,8 @@ class HCR(SequenceTagger):
         self.memory.sync_deferred()
 
     def _warm_up(self, split: str, loaders, limits) -> None:
-        if self.memory is None or not self.transductive or self.memory.num_slots == 0:
-            return
+        if self.memory is None or not self.transductive or self.memory.num_slots == 0 or self.memory_mode != "as_is":
+            return  # the probe modes read no slot of the evaluated split
         loaders = loaders if isinstance(loaders, (list, tuple)) else [loaders]
         for loader, limit in zip(loaders, limits):  # the batches the loop will score, no more
             self.write_split(split, itertools.islice(loader, int(limit) if math.isfinite(limit) else None))

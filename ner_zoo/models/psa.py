@@ -15,6 +15,10 @@ Map from the paper to code:
 * Eq. 13 (``s~ = tanh(Wz2 tanh(Wz1 s + b))``), Eq. 14-15 (gate ``lambda = sigmoid(Wf3 tanh(Wf1 x + Wf2 s~))``,
   ``x~ = lambda x + (1 - lambda) s~``): :class:`ContextFusion`.
 * Fig. 2 (fusion layer #1 on the embeddings before the BiLSTM, #2 between BiLSTM and CRF): :class:`PSA`.
+* Diagnostics (not in the paper): every validation and test logs, per fusion layer (``input``, ``output``), the
+  learned weights ``a1, a2, a3`` of M, P and G (``<stage>/psa/<layer>/alpha_mask|alpha_position|alpha_gaussian``)
+  and the mean gate ``lambda`` over the evaluated tokens (``<stage>/psa/<layer>/gate``: the share of the token's
+  own vector in ``x~``); the test values go into the run record.
 
 A token with no key to attend (a one-token sentence with M on) gets zero context ``s~ = 0``, so its
 output is ``lambda * x``: defined, finite, and the same formula as every other token.
@@ -27,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
+from torchmetrics.aggregation import MeanMetric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
@@ -187,8 +192,8 @@ class PSA(SequenceTagger):
         word_dim: word embedding size.
         freeze_embeddings: keep word vectors fixed (the paper fine-tunes them).
         char_encoder: character encoder factory (the paper: char BiLSTM, 30-d chars, hidden 100 in total).
-        hidden: word BiLSTM hidden size per direction (the paper: 300 in total, so 150).
-        num_layers: word BiLSTM layers (1).
+        lstm_hidden: word BiLSTM state size per direction (the paper: 300 in total, so 150).
+        lstm_layers: word BiLSTM layers (1).
         dropout: dropout on the BiLSTM input and output (0.55).
         fuse_input: fusion layer #1 on the embeddings (Table VII).
         fuse_output: fusion layer #2 on the BiLSTM output (Table VII).
@@ -202,9 +207,11 @@ class PSA(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 hidden: int = 150, num_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
+                 lstm_hidden: int = 150, lstm_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
                  fuse_output: bool = True, window: int = 10, self_mask: bool = True, token_bias: bool = True,
                  gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: float = 0.2,
                  absolute_position: bool = False, **kwargs: Any):
@@ -215,13 +222,26 @@ class PSA(SequenceTagger):
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
         self.dropout = nn.Dropout(dropout)
-        self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
+        self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
         options = dict(dropout=attention_dropout, window=window, self_mask=self_mask, token_bias=token_bias,
                        gaussian_bias=gaussian_bias, alphas=alphas)
         self.fusion_input = ContextFusion(self.embedder.output_dim, **options) if fuse_input else None
         self.fusion_output = ContextFusion(self.encoder.output_dim, **options) if fuse_output else None
         self.absolute_position = absolute_position
+        # mean gate lambda per fusion layer over the evaluated tokens (reset when an evaluation starts)
+        self.gate_means = nn.ModuleDict({name: MeanMetric() for name, layer in self.fusion_layers()})
+
+    def fusion_layers(self) -> list[tuple[str, ContextFusion]]:
+        """The fusion layers that are on, by name (``input``: #1, ``output``: #2)."""
+        layers = (("input", self.fusion_input), ("output", self.fusion_output))
+        return [(name, layer) for name, layer in layers if layer is not None]
+
+    def _fuse(self, name: str, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        out, _, gate = getattr(self, f"fusion_{name}").fuse(x, mask)
+        if not self.training:
+            self.gate_means[name].update(gate.detach().float().mean(-1)[mask])
+        return out
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)
@@ -234,8 +254,24 @@ class PSA(SequenceTagger):
             x = x + sinusoidal_positions(x.shape[1], x.shape[2], x.device).to(x.dtype)
         x = self.dropout(x)
         if self.fusion_input is not None:
-            x = self.fusion_input(x, batch.mask)
+            x = self._fuse("input", x, batch.mask)
         h = self.dropout(self.encoder(x, batch.mask))
         if self.fusion_output is not None:
-            h = self.fusion_output(h, batch.mask)
+            h = self._fuse("output", h, batch.mask)
         return self.projection(h)
+
+    def stage_metrics(self, stage: str) -> list:
+        return super().stage_metrics(stage) + list(self.gate_means.values())
+
+    def log_metrics(self, stage: str) -> dict:
+        result = super().log_metrics(stage)
+        values = {}
+        for name, layer in self.fusion_layers():
+            a = layer.attention.alphas().tolist()
+            values.update({f"{stage}/psa/{name}/alpha_{k}": v for k, v in zip(("mask", "position", "gaussian"), a)})
+            gate = self.gate_means[name]
+            if gate.update_called:
+                values[f"{stage}/psa/{name}/gate"] = float(gate.compute())
+            gate.reset()
+        self.log_dict(values)
+        return result

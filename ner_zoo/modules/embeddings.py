@@ -103,7 +103,7 @@ def pretrained_matrix(vocab_itos: Sequence[str], words: Sequence[str], vectors, 
 
 
 class WordEmbedding(nn.Module):
-    """Word embeddings with optional freezing and dropout.
+    """Word embeddings with optional freezing, dropout and singleton replacement.
 
     Args:
         num_embeddings: vocabulary size.
@@ -111,16 +111,38 @@ class WordEmbedding(nn.Module):
         padding_idx: row kept at zero and never updated (``None`` for none).
         freeze: do not train the weights.
         dropout: dropout on the output.
+        singleton_unk: in training only, each occurrence of a word marked as a training singleton
+            (:meth:`set_singletons`) is read as ``<unk>`` with this probability, drawn anew at every step from
+            the global torch generator (seeded like dropout; a resumed run restores it), so ``<unk>`` learns a
+            vector for unseen words (Lample et al. 2016: 0.5). Evaluation never replaces.
+        unk_idx: the ``<unk>`` id.
     """
 
     def __init__(self, num_embeddings: int, dim: int, padding_idx: int | None = 0, freeze: bool = False,
-                 dropout: float = 0.0):
+                 dropout: float = 0.0, singleton_unk: float = 0.0, unk_idx: int = 1):
         super().__init__()
+        if not 0.0 <= singleton_unk <= 1.0:
+            raise ValueError(f"singleton_unk is a probability, got {singleton_unk}")
         self.embedding = nn.Embedding(num_embeddings, dim, padding_idx=padding_idx)
         self.embedding.weight.requires_grad_(not freeze)
         self.dropout = nn.Dropout(dropout)
         self.output_dim = dim
         self.stats: PretrainedStats | None = None
+        self.singleton_unk, self.unk_idx = singleton_unk, unk_idx
+        # which ids are training singletons; not saved (prepare() recomputes it from the training split)
+        self.register_buffer("singletons", torch.zeros(num_embeddings if singleton_unk else 0, dtype=torch.bool),
+                             persistent=False)
+
+    def set_singletons(self, ids: torch.Tensor) -> None:
+        """Mark the word ids ``ids`` as training singletons (replaced by ``<unk>`` per ``singleton_unk``)."""
+        self.singletons = torch.zeros(self.embedding.num_embeddings, dtype=torch.bool,
+                                      device=self.embedding.weight.device)
+        self.singletons[ids.to(self.singletons.device)] = True
+
+    def replace_singletons(self, ids: torch.Tensor) -> torch.Tensor:
+        """``ids`` with each singleton occurrence set to ``<unk>`` with probability ``singleton_unk``."""
+        drop = self.singletons[ids] & (torch.rand(ids.shape, device=ids.device) < self.singleton_unk)
+        return ids.masked_fill(drop, self.unk_idx)
 
     @classmethod
     def from_pretrained(cls, vocab_itos: Sequence[str], words: Sequence[str], vectors,
@@ -154,6 +176,8 @@ class WordEmbedding(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """``[B, L]`` word ids -> ``[B, L, dim]``."""
+        if self.training and self.singleton_unk > 0 and self.singletons.numel():
+            ids = self.replace_singletons(ids)
         return self.dropout(self.embedding(ids))
 
 
@@ -242,12 +266,14 @@ class WordCharEmbedder(nn.Module):
         word_dim: word embedding size (the vectors' size when pretrained vectors are loaded).
         char_encoder: factory ``num_chars -> module`` mapping char ids ``[B, L, C]`` to ``[B, L, D]``.
         freeze: keep the word embedding fixed.
+        singleton_unk: probability of reading a training singleton as ``<unk>`` in training
+            (:class:`WordEmbedding`; the model marks the singletons in its ``prepare``).
     """
 
     def __init__(self, num_words: int, num_chars: int, word_dim: int, char_encoder: CharEncoderFactory | None,
-                 freeze: bool = False):
+                 freeze: bool = False, singleton_unk: float = 0.0):
         super().__init__()
-        self.words = WordEmbedding(num_words, word_dim, freeze=freeze)
+        self.words = WordEmbedding(num_words, word_dim, freeze=freeze, singleton_unk=singleton_unk)
         self.chars = char_encoder(num_chars) if char_encoder is not None else None
         self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
 

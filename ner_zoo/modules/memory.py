@@ -199,10 +199,21 @@ class KeyValueTokenMemory(nn.Module):
             return dot / keys.norm(dim=-1).clamp_min(1e-8)
         return dot / math.sqrt(self.key_dim) if self.compatibility == "scaled_dot" else dot
 
-    def query(self, word_ids: torch.Tensor, queries: torch.Tensor, exclude: torch.Tensor | None = None) -> torch.Tensor:
+    def train_slots(self) -> torch.Tensor:
+        """``[num_slots]`` bool: the slots owned by an occurrence in the training split (with ``overflow="ring"``
+        a slot shared by a training and a dev/test occurrence counts as a training slot)."""
+        owned = torch.zeros(self.num_slots, dtype=torch.bool, device=self.written.device)
+        n_train = int(self.sentence_start[int(self.split_start[1])])
+        slots = self.token_slot[:n_train]
+        owned[slots[slots >= 0]] = True
+        return owned
+
+    def query(self, word_ids: torch.Tensor, queries: torch.Tensor, exclude: torch.Tensor | None = None,
+              allowed: torch.Tensor | None = None) -> torch.Tensor:
         """Attention of each query over the written slots of its word: ``[N]`` ids, ``[N, key_dim]`` ->
         ``[N, value_dim]`` (fp32). Words without written slots get zeros. Gradients reach ``queries``.
-        ``exclude [N]``: a slot each query leaves out (its own occurrence; -1: none)."""
+        ``exclude [N]``: a slot each query leaves out (its own occurrence; -1: none). ``allowed
+        [num_slots]``: only these slots are read (e.g. :meth:`train_slots`)."""
         n = word_ids.shape[0]
         out = queries.new_zeros(n, self.value_dim, dtype=torch.float32)
         if self.num_slots == 0 or n == 0:
@@ -217,6 +228,8 @@ class KeyValueTokenMemory(nn.Module):
         valid = self.written.index_select(0, slot)
         if exclude is not None:
             valid = valid & (slot != exclude.index_select(0, seg))
+        if allowed is not None:
+            valid = valid & allowed.index_select(0, slot)
         keys = self.keys.index_select(0, slot).float()
         score = self.scores(queries.float(), keys, seg).masked_fill(~valid, float("-inf"))
         top = torch.full((n,), float("-inf"), device=score.device).scatter_reduce(0, seg, score.detach(), "amax")

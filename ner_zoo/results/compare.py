@@ -244,17 +244,22 @@ def gain_markdown(rows: list[dict]) -> str:
                     "in points). The session READMEs below say how each budget was set.", rows)
 
 
+def _bucket_key(key: str) -> bool:
+    return key.startswith("f1/len") or key in ("f1/flat", "f1/nested")
+
+
 def length_rows(records: list[dict]) -> list[dict]:
-    """Test F1 per entity-length bucket (``test/f1/len=...``, logged by the span models), mean over the seeds of
-    each recipe (:func:`recipes`), by dataset; records without bucket scores are left out."""
+    """Test F1 per entity-length bucket (``test/f1/len=...``) and of flat and nested entities (``test/f1/flat``,
+    ``test/f1/nested``), logged by the span models, mean over the seeds of each recipe (:func:`recipes`), by
+    dataset; records without bucket scores and partial test evaluations are left out."""
     rows = []
-    bucketed = [r for r in records if any(k.startswith("f1/len") for k in r["test"])]
+    bucketed = [r for r in records if not is_partial(r) and any(_bucket_key(k) for k in r["test"])]
     for (model, data, variant, chash), recs in sorted(recipes(bucketed), key=lambda kv: str(kv[0][1])):
-        buckets = [k for k in recs[0]["test"] if k.startswith("f1/len")]
+        buckets = [k for k in recs[0]["test"] if _bucket_key(k)]
         row = {"dataset": data, "model": _label(model, variant), "seeds": len(recs)}
         for k in buckets:
             support = recs[0]["test"].get("support" + k[2:])
-            name = k[len("f1/len"):].lstrip("=")
+            name = k[len("f1/len"):].lstrip("=") if k.startswith("f1/len") else k[len("f1/"):]
             row[name] = _fmt([r["test"][k] for r in recs if k in r["test"]]) + ("" if support else " (none)")
         extra = [r["test"]["proposals_per_gold"] for r in recs if "proposals_per_gold" in r["test"]]
         row["proposals / gold"] = f"{statistics.fmean(extra):.1f}" if extra else ""
@@ -267,8 +272,10 @@ def length_markdown(rows: list[dict]) -> str:
     """The F1-by-length table (every span model logs the same buckets)."""
     return _section("Test F1 by entity length (tokens)",
                     "Span models log exact-match F1 per gold-length bucket; `(none)`: no gold entity of that length "
-                    "in the test split. `proposals / gold`: Locate-and-Label's filtered span proposals per gold "
-                    "entity.", rows)
+                    "in the test split. `flat` / `nested`: F1 of the spans (gold or predicted) that lie inside or "
+                    "around another gold span of their sentence (`nested`) or not (`flat`), in records made since "
+                    "the span models log them. `proposals / gold`: Locate-and-Label's filtered span proposals per "
+                    "gold entity.", rows)
 
 
 def partial_markdown(records: list[dict]) -> str:

@@ -7,6 +7,11 @@ paths and ``max_time``, and the model's optimiser arguments), wherever their ``r
 ``s`` of the model is paired with seed ``s`` of the baseline when both trained the same number of epochs
 (``protocol.epochs``, else ``epochs`` in older records) or both stopped early on dev; other seeds are listed
 in ``left out``, never dropped silently.
+
+The second interval, ``bootstrap 95% CI``, resamples the test sentences (1000 resamples, the same sentences for
+both arms and every seed): the uncertainty due to the finite test set, where the paired t interval measures
+the seeds'. It needs every paired record's per-sentence counts (``test_sentences``), over the same number of
+sentences; it is empty otherwise.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from collections import defaultdict
 
 from ner_zoo.results.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
                              paper_results, split_cell)
-from ner_zoo.results.stats import paired_ci, verdict
-from ner_zoo.results.records import config_hash
+from ner_zoo.results.stats import paired_bootstrap, paired_ci, verdict
+from ner_zoo.results.records import config_hash, decode_sentence_counts
 
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines)
 PAIRS: list[tuple[tuple[str, str | None], tuple[str, str | None]]] = [
@@ -63,6 +68,18 @@ def _arms(records: list[dict]) -> dict[tuple, dict[tuple, dict]]:
     return groups
 
 
+def bootstrap_cell(pairs: list[tuple[dict, dict]]) -> str:
+    """The ``bootstrap 95% CI`` cell of a row (points), or "" when a record lacks per-sentence counts."""
+    texts = [(r.get("test_sentences") or {}).get("counts") for pair in pairs for r in pair]
+    if any(not isinstance(t, str) for t in texts):
+        return ""
+    counts = [decode_sentence_counts(t) for t in texts]
+    if len({len(c) for c in counts}) != 1:
+        return ""
+    low, high = paired_bootstrap(counts[0::2], counts[1::2])
+    return f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+
+
 def _protocol(epochs: list) -> str:
     values = sorted({str(e if not isinstance(e, float) or not e.is_integer() else int(e)) for e in epochs})
     if values == ["early stopping"]:
@@ -98,7 +115,8 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 if any("epochs" in why for why in left):
                     rows.append({"dataset": data, "split": split, "model": _label(*m), "baseline": _label(*base),
                                  "overlay": overlay, "protocol": "unequal epochs", "n": 0, "model score": "",
-                                 "baseline score": "", "difference": "", "95% CI": "", "paper gain": "",
+                                 "baseline score": "", "difference": "", "95% CI": "", "bootstrap 95% CI": "",
+                                 "paper gain": "",
                                  "verdict": "not comparable", "left out": "; ".join(left), "recipe": recipe})
                 continue
             ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
@@ -112,6 +130,7 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 "baseline score": _fmt([_score(b) for _, b in pairs]),
                 "difference": f"{100 * ci.mean:+.2f} ± {100 * ci.std:.2f}",
                 "95% CI": "" if ci.n < 2 else f"[{100 * ci.low:+.2f}, {100 * ci.high:+.2f}]",
+                "bootstrap 95% CI": bootstrap_cell(pairs),
                 "paper gain": "" if gain is None else f"{gain:+.2f}",
                 "verdict": verdict(ci, gain, need), "left out": "; ".join(left),
                 "recipe": recipe,
@@ -124,7 +143,9 @@ def paired_markdown(rows: list[dict]) -> str:
         "Paired comparisons",
         "Each paper model against its own baseline (the paper's ablation row), same data and split, same recipe "
         "and overlays, paired by seed wherever the records lie. `difference`: mean ± std over seeds of the per-seed "
-        "difference (model − baseline), in points; `95% CI`: paired t interval of the mean difference; `verdict`: "
+        "difference (model − baseline), in points; `95% CI`: paired t interval of the mean difference (over seeds); "
+        "`bootstrap 95% CI`: paired bootstrap over test sentences (1000 resamples, the same sentences for both arms "
+        "and every seed; empty where a record has no per-sentence counts); `verdict`: "
         "*reproduced* when the CI excludes 0 on the side of the paper's gain, *contradicted* when it excludes 0 on "
         f"the other side, else *inconclusive*; fewer than {DEFAULT_MIN_SEEDS} seeds ({MIN_SEEDS['PSA']} for PSA, "
         "whose gain is small against its std) are flagged. `left out`: seeds that could not be paired. `recipe`: "

@@ -9,7 +9,9 @@ Structured fields that ``ner-zoo compare`` reads (instead of parsing the command
 dirty flag of the checkout the code ran from), ``variant``, ``config_files`` (the ``--config`` files as given)
 and ``overlays`` (those under an ``experiments/`` folder: recipe overlays), ``data_split`` (the data module's
 split name), ``protocol`` (epochs and steps actually trained, the limits, early stopping, what stopped the
-run) and ``partial_test`` (true when the test split was not evaluated in full).
+run) and ``partial_test`` (true when the test split was not evaluated in full). ``test_sentences`` holds the
+exact-match ``tp,fp,fn`` of every test sentence, in split order (:func:`encode_sentence_counts`), for the
+paired bootstrap over test sentences; span tasks only, and only when the whole split was evaluated.
 
 Each run writes into its own folder (:meth:`RunRecorder.run_dir`), whatever the logger list is: the folder a
 file logger versions per run (``CSVLogger``: ``<save_dir>/<name>/version_N``), else a new
@@ -113,6 +115,22 @@ def partial_test(trainer: pl.Trainer) -> bool:
     return getattr(trainer.datamodule, "max_sentences", None) is not None
 
 
+def sentence_counts(pred, gold) -> tuple[int, int, int]:
+    """``(tp, fp, fn)`` of one sentence: exact matches of ``(start, end, label)``, spans as sets (as the metrics)."""
+    ps, gs = ({(int(s[0]), int(s[1]), s[2]) for s in spans} for spans in (pred, gold))
+    return len(ps & gs), len(ps - gs), len(gs - ps)
+
+
+def encode_sentence_counts(counts: list[tuple[int, int, int]]) -> str:
+    """``"tp,fp,fn;tp,fp,fn;..."``, one item per sentence, an empty item for ``0,0,0`` (compact in JSON)."""
+    return ";".join("" if c == (0, 0, 0) else ",".join(map(str, c)) for c in counts)
+
+
+def decode_sentence_counts(text: str) -> list[tuple[int, int, int]]:
+    """The inverse of :func:`encode_sentence_counts`."""
+    return [(0, 0, 0) if not item else tuple(int(x) for x in item.split(",")) for item in text.split(";")]
+
+
 def config_hash(config: dict) -> str:
     """Hash of the config without run-specific keys (seed, paths, loggers): runs of one recipe share it."""
     def strip(d: Any) -> Any:
@@ -130,10 +148,11 @@ def _short(class_path: str | None) -> str | None:
 
 
 def encoder_name(init: dict) -> str | None:
-    """``"<transformer> + <word vectors>"`` from a model's ``init_args`` (a transformer may sit under ``model``,
-    ``transformer``, ``features`` or ``encoder``, as a string or a class_path/init_args mapping)."""
+    """``"<transformer> + <word vectors>"`` from a model's ``init_args``, in the config vocabulary
+    (``docs/configs.md``): ``model`` names a model's built-in transformer, ``encoder`` is an injected
+    ``TransformerEncoder`` (class_path/init_args with its own ``model``), ``embeddings`` the word vectors."""
     names = []
-    for key in ("model", "transformer", "features", "encoder"):
+    for key in ("model", "encoder"):
         value = init.get(key)
         if isinstance(value, dict):
             value = (value.get("init_args") or {}).get("model")
@@ -153,7 +172,7 @@ def wandb_summary(record: dict) -> dict:
     are logged elsewhere."""
     out = {}
     for key, value in record.items():
-        if key in ("command", "config", "test"):
+        if key in ("command", "config", "test", "test_sentences"):
             continue
         if isinstance(value, _SCALAR):
             out[f"record/{key}"] = value
@@ -187,6 +206,7 @@ class RunRecorder(Callback):
         self._t0 = 0.0
         self._run_dir: Path | None = None
         self._best: tuple[float, int] | None = None  # (best val/f1, its epoch) seen by this process
+        self._sentences: dict[int, tuple[int, int, int]] = {}  # test sentence index -> (tp, fp, fn)
 
     def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._t0 = time.perf_counter()
@@ -309,6 +329,30 @@ class RunRecorder(Callback):
                             "fit_seconds": round(sum(self.epoch_times), 2),
                             "protocol": self.protocol(trainer)})
 
+    def on_test_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._sentences = {}
+
+    def on_test_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
+                          batch_idx: int, dataloader_idx: int = 0) -> None:
+        if dataloader_idx or not isinstance(outputs, list) or getattr(pl_module, "is_pos", True):
+            return  # per-sentence counts of the first test set's spans (POS: none)
+        for i, pred, sentence in zip(batch.indices.tolist(), outputs, batch.sentences):
+            self._sentences[i] = sentence_counts(pred, sentence.spans or [])
+
+    def _test_sentences(self) -> dict | None:
+        """Every test sentence's counts in split order (all processes' sentences; a collective under DDP), or
+        None when some sentence is missing."""
+        counts = self._sentences
+        if torch.distributed.is_available() and torch.distributed.is_initialized() \
+                and torch.distributed.get_world_size() > 1:
+            parts = [None] * torch.distributed.get_world_size()
+            torch.distributed.all_gather_object(parts, counts)
+            counts = {i: c for part in parts for i, c in part.items()}  # padded duplicates agree
+        if not counts or sorted(counts) != list(range(len(counts))):
+            return None
+        return {"format": "tp,fp,fn per sentence in split order; empty: 0,0,0",
+                "counts": encode_sentence_counts([counts[i] for i in range(len(counts))])}
+
     def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if not self.record:
             self.record.update(self._base(trainer, pl_module))
@@ -316,6 +360,10 @@ class RunRecorder(Callback):
         self.record["test"] = {k.removeprefix("test/"): float(v) for k, v in trainer.callback_metrics.items()
                                if k.startswith("test/")}
         self.record["partial_test"] = partial_test(trainer)
+        sentences = self._test_sentences()
+        self.record.pop("test_sentences", None)  # never an earlier test's counts beside this test's scores
+        if sentences is not None and not self.record["partial_test"]:
+            self.record["test_sentences"] = sentences
         self._write(trainer)
 
     def _write(self, trainer: pl.Trainer) -> None:

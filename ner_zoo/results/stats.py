@@ -1,5 +1,5 @@
 """Paired statistics for ``ner-zoo compare``: Student's t quantile, the paired-t confidence interval of a mean
-difference, and the reproduction verdict. Pure Python (no scipy).
+difference, the paired bootstrap over test sentences, and the reproduction verdict (no scipy).
 
 The two-sided t probability for integer degrees of freedom uses the closed forms of Abramowitz & Stegun
 26.7.3 (odd df) and 26.7.4 (even df); the quantile inverts it by bisection.
@@ -11,6 +11,8 @@ import math
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
+
+import numpy as np
 
 
 def t_central_probability(t: float, df: int) -> float:
@@ -64,6 +66,43 @@ def paired_ci(model: Sequence[float], baseline: Sequence[float], level: float = 
     std = statistics.stdev(diffs)
     half = t_quantile((1 + level) / 2, n - 1) * std / math.sqrt(n)
     return PairedCI(n, mean, std, mean - half, mean + half)
+
+
+def micro_f1(counts: np.ndarray) -> np.ndarray:
+    """F1 ``= 2 tp / (2 tp + fp + fn)`` (0 when nothing was predicted or expected) of ``counts [..., 3]``."""
+    tp, fp, fn = counts[..., 0], counts[..., 1], counts[..., 2]
+    den = 2 * tp + fp + fn
+    return np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0)
+
+
+def bootstrap_differences(model: Sequence, baseline: Sequence, weights: np.ndarray) -> np.ndarray:
+    """Per resample, the mean over seed pairs of ``F1(model run) - F1(baseline run)`` on the resampled sentences.
+
+    Args:
+        model, baseline: per seed pair, the runs' per-sentence ``(tp, fp, fn)`` (``[pairs][sentences][3]``).
+        weights: ``[resamples, sentences]``, how often each sentence is drawn in each resample.
+    """
+    m, b = np.asarray(model, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
+    if m.shape != b.shape or m.ndim != 3 or m.shape[1] != weights.shape[1]:
+        raise ValueError(f"per-sentence counts must be [pairs, sentences, 3] for both arms and match the weights; "
+                         f"got {m.shape}, {b.shape}, weights {weights.shape}")
+    w = weights.astype(np.float64)
+    fm = micro_f1(np.einsum("rs,psc->prc", w, m))  # [pairs, resamples]
+    fb = micro_f1(np.einsum("rs,psc->prc", w, b))
+    return (fm - fb).mean(0)
+
+
+def paired_bootstrap(model: Sequence, baseline: Sequence, resamples: int = 1000, level: float = 0.95,
+                     seed: int = 0, weights: np.ndarray | None = None) -> tuple[float, float]:
+    """Percentile ``level`` interval (linear interpolation between order statistics) of the mean F1 difference
+    under resampling the test sentences with replacement; every resample draws the same sentences for both
+    arms and every seed pair (the pairing). ``weights``: given resamples instead of ``resamples`` random ones."""
+    if weights is None:
+        n = len(model[0])
+        weights = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=resamples)
+    diffs = bootstrap_differences(model, baseline, weights)
+    alpha = (1 - level) / 2
+    return float(np.quantile(diffs, alpha)), float(np.quantile(diffs, 1 - alpha))
 
 
 def verdict(ci: PairedCI, paper_gain: float | None, min_seeds: int) -> str:

@@ -22,7 +22,7 @@ import inspect
 import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import lightning.pytorch as pl
 import torch
@@ -93,6 +93,19 @@ class NERModule(pl.LightningModule):
         lr_scheduler: scheduler factory; its class attribute ``interval`` (``epoch``/``step``) is honoured.
         pretrained_lr: learning rate of pretrained transformer weights (``None``: same as the rest).
     """
+
+    #: init arguments renamed since an earlier release, old -> new (``docs/configs.md``, vocabulary): an old
+    #: key in a config is refused with one line naming the new one; a checkpoint saved with it still loads
+    RENAMED_KEYS: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def migrate_hparams(cls, hparams: Mapping[str, Any]) -> dict:
+        """Saved init arguments with their old names (:attr:`RENAMED_KEYS`) replaced by the current ones."""
+        out = dict(hparams)
+        for old, new in cls.RENAMED_KEYS.items():
+            if old in out and new not in out:
+                out[new] = out.pop(old)
+        return out
 
     def __init__(self, vocabs: dict | None = None, optimizer: OptimizerCallable = default_optimizer,
                  lr_scheduler: LRSchedulerCallable | None = None, pretrained_lr: float | None = None):
@@ -219,9 +232,12 @@ class NERModule(pl.LightningModule):
         trainer = self.trainer
         return (self.global_step + 1) % max(1, trainer.log_every_n_steps) == 0 or bool(trainer.is_last_batch)
 
-    def eval_step(self, batch: Batch, stage: str) -> None:
-        """Decode ``batch`` and update the ``val``/``test`` metrics."""
-        self.update_metrics(stage, self.decode(batch), self.gold(batch))
+    def eval_step(self, batch: Batch, stage: str) -> list[list]:
+        """Decode ``batch``, update the ``val``/``test`` metrics and return the predictions (the run record
+        keeps per-sentence counts of the test predictions)."""
+        preds = self.decode(batch)
+        self.update_metrics(stage, preds, self.gold(batch))
+        return preds
 
     def update_metrics(self, stage: str, preds: list[list], gold: list[list]) -> None:
         self.metrics[stage].update(preds, gold)
@@ -229,8 +245,8 @@ class NERModule(pl.LightningModule):
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         self.eval_step(batch, "val")
 
-    def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self.eval_step(batch, "test")
+    def test_step(self, batch: Batch, batch_idx: int) -> list[list]:
+        return self.eval_step(batch, "test")  # the predictions reach the callbacks' on_test_batch_end
 
     # Metric states are reset when an evaluation starts, not only after it: a model handed between processes
     # (ddp_spawn) or reused after an interrupted loop must never carry counts into a new evaluation.

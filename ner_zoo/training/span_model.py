@@ -4,7 +4,8 @@ A span model classifies spans into NONE (id 0) or an entity type (id ``1..C``, t
 ``vocabs.labels``). Decoding is nested (no crossing) for the ``nested_ner`` task and flat (no overlap)
 otherwise, so the same model runs on GENIA/ACE and on CoNLL-2003; ``overlap`` overrides it.
 Besides the per-type F1 of :class:`~ner_zoo.training.base.NERModule`, validation and test log F1 per
-entity length (``val/f1/len=1`` ... ``test/f1/len>=10``).
+entity length (``val/f1/len=1`` ... ``test/f1/len>=10``) and of nested and flat entities (``test/f1/nested``,
+``test/f1/flat``: :class:`~ner_zoo.metrics.SpanF1ByNesting`), which the run record keeps.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from torch import Tensor
 from ner_zoo.data.batching import Batch, Collator
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
-from ner_zoo.metrics import SpanF1ByLength
+from ner_zoo.metrics import SpanF1ByLength, SpanF1ByNesting
 from ner_zoo.modules.span_decoding import decode_batch
 from ner_zoo.training.base import NERModule
 
@@ -95,6 +96,7 @@ class SpanModel(NERModule):
         self.nested = overlap == "nested" if overlap is not None else self.task == "nested_ner"
         self.num_classes = len(self.vocabs.labels) + 1  # + NONE (id 0)
         self.length_metrics = torch.nn.ModuleDict({stage: SpanF1ByLength() for stage in ("val", "test")})
+        self.nesting_metrics = torch.nn.ModuleDict({stage: SpanF1ByNesting() for stage in ("val", "test")})
 
     # data ---------------------------------------------------------------------------------------------------
     def make_collator(self) -> SpanCollator:
@@ -144,6 +146,7 @@ class SpanModel(NERModule):
     def update_metrics(self, stage: str, preds: list[list[Span]], gold: list[list[Span]]) -> None:
         self.metrics[stage].update(preds, gold)
         self.length_metrics[stage].update(preds, gold)
+        self.nesting_metrics[stage].update(preds, gold)
 
     def log_metrics(self, stage: str) -> dict:
         result = super().log_metrics(stage)
@@ -151,6 +154,10 @@ class SpanModel(NERModule):
         by_length = metric.compute()
         metric.reset()
         self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
+        metric = self.nesting_metrics[stage]
+        by_nesting = metric.compute()
+        metric.reset()
+        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_nesting.items() if k.endswith(("/nested", "/flat"))})
         if stage == "test":  # a bucket with no gold entity has no recall or F1 (empty, not 0)
             rows = []
             for bucket in [k[len("f1/len"):] for k in by_length if k.startswith("f1/len")]:
@@ -161,7 +168,7 @@ class SpanModel(NERModule):
         return result
 
     def stage_metrics(self, stage: str) -> list:
-        return [self.metrics[stage], self.length_metrics[stage]]
+        return [self.metrics[stage], self.length_metrics[stage], self.nesting_metrics[stage]]
 
 
 class GridSpanModel(SpanModel):

@@ -7,9 +7,13 @@ vocabulary by :func:`ner_zoo.modules.embeddings.pretrained_matrix` (exact, lower
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Iterable
+
 import torch
 from lightning.pytorch.utilities import rank_zero_info
 
+from ner_zoo.data.schema import Sentence
 from ner_zoo.data.vectors import read_vectors
 from ner_zoo.data.vocab import Vocab
 from ner_zoo.modules.embeddings import WordEmbedding, pretrained_matrix
@@ -27,3 +31,21 @@ def load_word_vectors(embedding: WordEmbedding, vocab: Vocab, source: str) -> No
     with torch.no_grad():
         embedding.embedding.weight.copy_(matrix)
     rank_zero_info(f"word embeddings from {source}: {stats}")
+
+
+def singleton_ids(vocab: Vocab, train: Iterable[Sentence]) -> torch.Tensor:
+    """Ids of the words seen exactly once in ``train``, counted by vocabulary key (after the vocabulary's
+    lower-casing and digit normalisation, as the ids are looked up)."""
+    counts = Counter(vocab.key(t) for s in train for t in s.tokens)
+    return torch.tensor(sorted(vocab.stoi[w] for w, c in counts.items() if c == 1 and w in vocab.stoi),
+                        dtype=torch.long)
+
+
+def mark_singletons(embedding: WordEmbedding, vocab: Vocab, train: Iterable[Sentence]) -> None:
+    """Give ``embedding`` the training singletons it replaces by ``<unk>`` (a no-op when its
+    ``singleton_unk`` is 0); logs how many there are."""
+    if embedding.singleton_unk > 0:
+        ids = singleton_ids(vocab, train)
+        embedding.set_singletons(ids)
+        rank_zero_info(f"singleton_unk {embedding.singleton_unk}: {len(ids)} training singletons read as <unk> "
+                       "at that rate in training")

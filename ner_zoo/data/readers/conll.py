@@ -204,8 +204,8 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
 
 
 @gc_paused
-def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = None
-                          ) -> tuple[list[list[str]], list[list[str]]]:
+def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = None, with_tokens: bool = False
+                          ) -> tuple[list[list[str]], ...]:
     """Read a prediction file (``token ... gold predicted`` per line, as conlleval takes) back.
 
     Args:
@@ -213,7 +213,8 @@ def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = N
         encoding: as in :func:`read_conll`.
 
     Returns:
-        ``(gold_tag_sequences, predicted_tag_sequences)``: the last two columns, per sentence.
+        ``(gold_tag_sequences, predicted_tag_sequences)``: the last two columns, per sentence; with
+        ``with_tokens``, the first column (tokens) as a third item.
 
     Raises:
         DataFormatError: for fewer than three columns (no gold column) or a malformed tag, with its line.
@@ -221,6 +222,7 @@ def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = N
     text, _ = read_text(path, encoding)
     gold: list[list[str]] = []
     pred: list[list[str]] = []
+    tokens: list[list[str]] = []
     ok: set[str] = set()
     for start, rows in _blocks(text, path, None, "-DOCSTART-", True, False):
         if rows is None:
@@ -237,4 +239,5 @@ def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = N
                     ok.add(t)
         gold.append(g)
         pred.append(p)
-    return gold, pred
+        tokens.append([r[0] for r in rows])
+    return (gold, pred, tokens) if with_tokens else (gold, pred)
