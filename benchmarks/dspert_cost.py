@@ -104,7 +104,7 @@ def model_costs(path: str, voc: dict, settings: list[tuple[int, int]], rounds: i
         out = {"K": K, "length": length}
         for name, extra in (("shallow", dict(depth=0)), ("dspert", {}), ("dspert_ckpt", dict(checkpoint=True))):
             torch.manual_seed(0)
-            model = DSpERT(vocabs=voc, model=path, max_span_size=K, **extra).train()
+            model = DSpERT(vocabs=voc, model=path, max_width=K, **extra).train()
             opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
             batch = make_batch(model, length)
             out[name] = (timed(lambda: step(model, opt, batch), rounds), saved_bytes(model, batch) / 2 ** 20)

@@ -42,7 +42,7 @@ def make_models(dm, device: torch.device, slots: int) -> dict:
     train = dm.sentences("train")
     for key, flags in VARIANTS.items():
         torch.manual_seed(0)
-        model = HCR(vocabs=dm.vocabs, word_dim=WORD_DIM, hidden=HIDDEN, dropout=0.5, char_encoder=IntNet,
+        model = HCR(vocabs=dm.vocabs, word_dim=WORD_DIM, lstm_hidden=HIDDEN, dropout=0.5, char_encoder=IntNet,
                     sentence_hidden=64, label_kernel=55, memory_slots=slots, loss_reduction="sum", **flags)
         model.prepare(train, {})  # label embeddings, memory index
         if model.memory is not None:  # steady state: every slot written once

@@ -44,7 +44,7 @@ def make_models(vocabs: dict, device: torch.device, names: list[str]) -> dict:
     models = {}
     for key in names:
         torch.manual_seed(0)
-        model = MIN(vocabs=vocabs, word_dim=50, hidden=100, dropout=0.5, char_encoder=char_encoder,
+        model = MIN(vocabs=vocabs, word_dim=50, lstm_hidden=100, dropout=0.5, char_encoder=char_encoder,
                     **VARIANTS[key][1]).to(device).train()
         models[key] = (model, torch.optim.Adam(model.parameters(), lr=0.01))
     return models

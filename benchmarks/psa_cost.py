@@ -39,7 +39,7 @@ def make_models(vocabs: dict, device: torch.device, names: list[str]) -> dict:
     models = {}
     for name in names:
         torch.manual_seed(0)
-        model = PSA(vocabs=vocabs, word_dim=50, hidden=150, dropout=0.55, char_encoder=char_encoder,
+        model = PSA(vocabs=vocabs, word_dim=50, lstm_hidden=150, dropout=0.55, char_encoder=char_encoder,
                     **VARIANTS[name]).to(device).train()
         models[name] = (model, torch.optim.SGD(model.parameters(), lr=0.015, momentum=0.9))
     return models

@@ -38,7 +38,7 @@ from ner_zoo.models.span_classifier import ExhaustiveSpanClassifier  # noqa: E40
 from ner_zoo.modules import CharBiLSTM  # noqa: E402
 
 WIDTH = 11
-COMMON = dict(word_dim=50, char_encoder=partial(CharBiLSTM, char_dim=25, hidden=25), hidden=200, ffn_dim=150)
+COMMON = dict(word_dim=50, char_encoder=partial(CharBiLSTM, char_dim=25, hidden=25), lstm_hidden=200, ffn_dim=150)
 
 
 def load(batch_size: int):
@@ -52,7 +52,7 @@ def load(batch_size: int):
 
 def make(vocabs, seed: int = 0) -> dict:
     torch.manual_seed(seed)
-    lal = LocateAndLabel(vocabs=vocabs, train_widths=list(range(1, WIDTH + 1)), eval_width=WIDTH,
+    lal = LocateAndLabel(vocabs=vocabs, train_widths=list(range(1, WIDTH + 1)), max_width=WIDTH,
                          score_threshold=0.45, **COMMON)
     torch.manual_seed(seed)
     esc = ExhaustiveSpanClassifier(vocabs=vocabs, max_width=WIDTH, width_dim=25, **COMMON)
@@ -80,7 +80,7 @@ def time_decode(models: dict, batches, rounds: int) -> dict:
 
 def proposals_per_gold(dm, steps: int, eval_batches) -> tuple[float, float, float]:
     torch.manual_seed(1)
-    model = LocateAndLabel(vocabs=dm.vocabs, train_widths=list(range(1, WIDTH + 1)), eval_width=WIDTH,
+    model = LocateAndLabel(vocabs=dm.vocabs, train_widths=list(range(1, WIDTH + 1)), max_width=WIDTH,
                            score_threshold=0.45, dropout=0.2, embed_dropout=0.2, **COMMON).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loader = dm._loader(dm.sentences("train"), train=True, collate=model.collate)

@@ -10,7 +10,7 @@ Ma & Hovy 2016) and the BiLSTM-softmax tagger; ratios are peer / baseline tokens
   after warm-up batches; tokens are the batch's real (unpadded) words.
 * decode: ``model.decode`` (Viterbi, spans) on evenly spaced test sentences (batches of ``eval_batch_size``,
   length-bucketed as in evaluation) under inference mode.
-* predict: ``ner_zoo.cli.predict.predict`` (what ``ner-zoo predict`` runs: Lightning ``Trainer.predict``,
+* predict: ``ner_zoo.training.inference.predict`` (what ``ner-zoo predict`` runs: Lightning ``Trainer.predict``,
   collation, decoding, re-ordering) on the same test sentences.
 
 Models are interleaved per round; each number is the median over rounds. Peak RSS is the process maximum
@@ -138,7 +138,7 @@ def decode_time(model, batches, device) -> float:
 
 
 def predict_time(model, sentences, batch_size, device) -> float:
-    from ner_zoo.cli.predict import predict
+    from ner_zoo.training.inference import predict
 
     accelerator = "gpu" if device.type == "cuda" else "cpu"
     t0 = time.perf_counter()

@@ -35,3 +35,7 @@ class CheckpointError(NerZooError, RuntimeError):
 class ResourceError(NerZooError, RuntimeError):
     """A pretrained resource (encoder directory or hub id, word vectors, an optional package) is not available;
     the message says which and how to get it."""
+
+
+class ConfigError(NerZooError, ValueError):
+    """A config (YAML file or ``--key value`` argument) names a key the class does not accept."""

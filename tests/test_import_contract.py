@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ner_zoo"
@@ -20,10 +19,6 @@ ALLOWED = {
     "cli": {"data", "modules", "metrics", "training", "models", "results", "errors", "io"},
 }
 NO_LIGHTNING = ("modules", "metrics")  # building blocks and metrics work without a Trainer
-# known breaches still to remove (issue 20); the test fails when one is fixed and still listed here
-PENDING = {
-    "ner_zoo/data/predicted.py imports ner_zoo.cli.predict",  # the data module runs a checkpoint (issue 15)
-}
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
@@ -61,9 +56,7 @@ def violations(root: Path = PACKAGE) -> list[str]:
 
 
 def test_layers_hold():
-    found = {re.sub(r":\d+ imports", " imports", v.split(" (")[0]) for v in violations()}
-    assert found - PENDING == set(), "new breaches"
-    assert PENDING - found == set(), "fixed: remove them from PENDING"
+    assert violations() == []
 
 
 def test_contract_catches_a_breach(tmp_path):

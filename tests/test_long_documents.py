@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, build
-from ner_zoo.cli.predict import predict
+from ner_zoo.training.inference import predict
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.training.span_model import SpanBatch
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
@@ -30,7 +30,7 @@ def _models(bert: str) -> dict[str, dict]:
                 "init_args": {"model": bert, "pooling": "max", "context": 1}}
 
     def with_features(config: dict, **extra) -> dict:
-        return {**config, "init_args": {**config["init_args"], "features": features, **extra}}
+        return {**config, "init_args": {**config["init_args"], "encoder": features, **extra}}
 
     return {
         "transformer_tagger": test_model_transformer_tagger.tiny_model(bert, context=1),

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from battery import ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.data.schema import Sentence
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
@@ -16,13 +17,10 @@ NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
-TINY = {"lstm_hidden": 8, "ffn_dim": 16, "max_width": 8, "pretrained_lr": 1e-3,
-        "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}}
 
 
 def tiny(model_dir, **extra) -> dict:
-    return {"class_path": "ner_zoo.models.biaffine_ner.BiaffineNER",
-            "init_args": {**TINY, "model": str(model_dir), **extra}}
+    return tiny_model("biaffine_ner", model_dir, **extra)
 
 
 class TestBiaffineNER(ModelBattery):

@@ -15,6 +15,7 @@ import torch
 import yaml
 
 from battery import ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.dspert import word_aligned_spans, word_to_subword_spans
@@ -29,13 +30,7 @@ NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
 
 
 def tiny(model_dir, **extra) -> dict:
-    return {"class_path": "ner_zoo.models.dspert.DSpERT",
-            "init_args": {**TINY, "model": str(model_dir), **extra}}
-
-
-TINY = {"max_span_size": 6, "lstm_hidden": 8, "width_dim": 4,
-        "ffn_dim": 16, "pretrained_lr": 1e-3,
-        "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}}
+    return tiny_model("dspert", model_dir, **extra)
 
 
 class TestDSpERT(ModelBattery):
@@ -99,7 +94,7 @@ def test_long_sentence_keeps_every_gold_entity(make):
     batch = model.collate([(0, Sentence(words, gold)), (1, Sentence(vocab[:2], [Span(0, 2, label)]))])
     enc = model.encoder.encode_sentences(batch.sentences, hidden_states=True)
     assert enc.subword_mask[0].sum() > 64
-    grid = SpanGrid.build(enc.subword_mask.sum(1), model.max_span_size, enc.subword_mask.shape[1])
+    grid = SpanGrid.build(enc.subword_mask.sum(1), model.max_width, enc.subword_mask.shape[1])
     sub = word_to_subword_spans(batch.gold_spans, enc.word_start, enc.word_end)
     target = hard_span_targets(grid, sub, batch.gold_mask)
     assert int((target > 0).sum()) == int(batch.gold_mask.sum())  # none lost

@@ -11,21 +11,17 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 from ner_zoo.errors import NerZooError
 from ner_zoo.modules.intnet import IntNet
 
-INTNET = {"class_path": "ner_zoo.modules.intnet.IntNet",
-          "init_args": {"char_dim": 8, "first_filters": 8, "filters": 4, "layers": 3, "dropout": 0.1}}
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "hcr"
 
 
 def tiny_hcr(**extra) -> dict:
-    args = {"word_dim": 16, "hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
-            "char_encoder": INTNET, "dropout": 0.1, "loss_reduction": "mean",
-            "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}
-    return {"class_path": "ner_zoo.models.HCR", "init_args": {**args, **extra}}
+    return tiny_model("hcr", **extra)
 
 
 class TestHCR(ModelBattery):
@@ -48,7 +44,7 @@ class TestHCRVariants(ModelBattery):  # Eq. 13 fusion, mean pooling, dot scores,
 class TestHCRBert(ModelBattery):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_bert_dir):  # noqa: F811
-        self.model = tiny_hcr(transformer={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+        self.model = tiny_hcr(encoder={"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                                            "init_args": {"model": str(tiny_bert_dir), "pooling": "mean"}},
                               pretrained_lr=1e-3)
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from battery import ModelBattery, build, setup_for_fit
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.models.locate_and_label import LocateAndLabel, soft_weights
@@ -22,11 +23,7 @@ DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
-TINY = {"class_path": "ner_zoo.models.locate_and_label.LocateAndLabel",
-        "init_args": {"word_dim": 16, "hidden": 16, "ffn_dim": 32, "train_widths": [1, 2, 3], "eval_width": 4,
-                      "embed_dropout": 0.1, "dropout": 0.1, "score_threshold": 0.3,
-                      "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
-                      "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+TINY = tiny_model("locate_and_label")
 
 
 class TestLocateAndLabel(ModelBattery):
@@ -209,7 +206,7 @@ def test_configs_use_the_papers_seed_widths_and_decoding(corpus, widths):
 
     path = Path(__file__).resolve().parents[1] / "configs" / "locate_and_label" / f"{corpus}.yaml"
     init = yaml.safe_load(path.read_text())["model"]["init_args"]
-    assert init["train_widths"] == widths and init["eval_width"] == widths[-1]
+    assert init["train_widths"] == widths and init["max_width"] == widths[-1]
     decoding = (init["gamma"], init["classifier_gamma"], init["crossing"], init["out_of_range"])
     assert decoding == (2.0, 0.0, "off", "clamp")
 
@@ -233,7 +230,7 @@ def test_select_proposals_hand_worked(tmp_path):
 
 def test_regressor_reaches_beyond_seed_widths_decoding(tmp_path):
     """Fixed heads: every seed is extended by 2 tokens, so width-3 seeds become width-5 entities."""
-    model = _model(tmp_path, train_widths=[1, 2, 3], eval_width=3, filter_threshold=0.0, score_threshold=0.0)
+    model = _model(tmp_path, train_widths=[1, 2, 3], max_width=3, filter_threshold=0.0, score_threshold=0.0)
     _fix_head(model.regressor, [0.0, 2.0])
     _fix_head(model.classifier, [-5.0] + [5.0] * (model.num_classes - 1))
     batch = model.collate([(0, Sentence(["a"] * 5))])
@@ -262,7 +259,7 @@ def test_regressor_recovers_entities_longer_than_every_seed(tmp_path):
     data = {"class_path": "ner_zoo.data.JsonDataModule",
             "init_args": {"data_dir": str(tmp_path), "train_file": "train.jsonlines", "dev_file": "dev.jsonlines",
                           "test_file": "test.jsonlines", "batch_size": 16}}
-    cli = build({**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "eval_width": 3, "alpha1": 0.5,
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "max_width": 3, "alpha1": 0.5,
                                        "offset_weight": 1.0, "overlap_weight": 1.0, "dropout": 0.0,
                                        "embed_dropout": 0.0}}, data, tmp_path / "run")
     model, dm = cli.model.train(), cli.datamodule
@@ -285,7 +282,7 @@ def test_regressor_recovers_entities_longer_than_every_seed(tmp_path):
 def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  # noqa: F811
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir), "pooling": "max", "context": 1}}
-    cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "encoder": transformer}}, NESTED_DATA, tmp_path)
     setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
     assert len(model.features.documents) == len(dm.sentences("train")) + len(dm.sentences("dev"))
@@ -300,13 +297,13 @@ def test_dropout_only_on_embeddings_and_each_head_input(tmp_path, tiny_bert_dir)
     features or the BiLSTM output, and once on each head's input."""
     frozen = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
               "init_args": {"model": str(tiny_bert_dir), "freeze": True}}  # frozen: no BERT-internal dropout
-    model = _model(tmp_path, features=frozen, embed_dropout=0.0, dropout=0.9)
+    model = _model(tmp_path, encoder=frozen, embed_dropout=0.0, dropout=0.9)
     batch = model.collate(list(enumerate(DEV[:4])))
     with torch.no_grad():
         torch.testing.assert_close(model.train().token_states(batch), model.eval().token_states(batch))
     for head in (model.filter, model.regressor, model.classifier):
         assert [type(m) for m in head].count(torch.nn.Dropout) == 1 and isinstance(head[0], torch.nn.Dropout)
-    inputs = _model(tmp_path, features=frozen, hidden=0, embed_dropout=0.9)  # h = the BiLSTM's inputs
+    inputs = _model(tmp_path, encoder=frozen, lstm_hidden=0, embed_dropout=0.9)  # h = the BiLSTM's inputs
     d = inputs.features.output_dim
     with torch.no_grad():
         train, evaluated = inputs.train().token_states(batch), inputs.eval().token_states(batch)
@@ -341,7 +338,7 @@ def test_pos_column_predicted_by_a_zoo_checkpoint(tmp_path):
     """``predicted_columns`` adds a column from any zoo checkpoint (here a tiny NER tagger's IOB2 tags),
     so Locate-and-Label's x^pos can be supplied offline."""
     tagger = {"class_path": "ner_zoo.models.BiLSTMCRF",
-              "init_args": {"word_dim": 8, "hidden": 8, "char_encoder": None,
+              "init_args": {"word_dim": 8, "lstm_hidden": 8, "char_encoder": None,
                             "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
     from battery import SAMPLE_DATA
 

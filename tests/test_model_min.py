@@ -14,6 +14,7 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Span
 from ner_zoo.errors import DataFormatError
@@ -22,13 +23,10 @@ from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder, pointer_mask
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAR = {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 8}}
 
 
 def tiny(**extra) -> dict:
-    return {"class_path": "ner_zoo.models.MIN",
-            "init_args": {"word_dim": 16, "hidden": 12, "dropout": 0.1, "char_encoder": CHAR,
-                          "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}, **extra}}
+    return tiny_model("min", **extra)
 
 
 class TestMIN(ModelBattery):
@@ -207,14 +205,14 @@ def test_bf16_autocast(tmp_path):
 def test_transformer_features(tmp_path, tiny_bert_dir):  # noqa: F811
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir)}}
-    model, items = _model_and_batch(tmp_path, transformer=transformer, pretrained_lr=1e-4)
+    model, items = _model_and_batch(tmp_path, encoder=transformer, pretrained_lr=1e-4)
     assert model.ner_encoder.lstm.input_size == model.embedder.output_dim + model.transformer.output_dim
     groups = model.parameter_groups()
     assert {id(p) for p in groups[1]["params"]} == {id(p) for p in model.transformer.model.parameters()}
     model.train().compute_loss(model.collate(items)).backward()
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.transformer.parameters())
     # the checkpoint rebuilds the transformer from the saved config
-    cli = build(tiny(transformer=transformer), copy.deepcopy(SAMPLE_DATA), tmp_path / "fit",
+    cli = build(tiny(encoder=transformer), copy.deepcopy(SAMPLE_DATA), tmp_path / "fit",
                 trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1}, subcommand="fit")
     trained = cli.model.eval()
     loaded = type(trained).load_from_checkpoint(cli.trainer.checkpoint_callback.best_model_path,
@@ -240,7 +238,7 @@ def _print_config(*paths: Path) -> dict:
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_configs_parse(path):
     init = _print_config(path)["model"]["init_args"]
-    assert init["hidden"] == 100 and init["dropout"] == 0.5 and init["max_segment"] == 6
+    assert init["lstm_hidden"] == 100 and init["dropout"] == 0.5 and init["max_width"] == 6
 
 
 @pytest.mark.parametrize("path", ABLATIONS, ids=lambda p: p.stem)

@@ -12,13 +12,12 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.models.psa import PSA, ContextFusion, PositionAwareSelfAttention, relative_index
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = {"word_dim": 16, "hidden": 12, "dropout": 0.1, "window": 3, "attention_dropout": 0.1,
-        "char_encoder": {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 6}},
-        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}
-TINY_MODEL = {"class_path": "ner_zoo.models.PSA", "init_args": TINY}
+TINY_MODEL = tiny_model("psa")
+TINY = TINY_MODEL["init_args"]
 
 
 class TestPSA(ModelBattery):
@@ -181,7 +180,7 @@ def test_one_token_sentence_gets_zero_context_fp32_and_bf16():
 def _tiny_psa(vocabs: dict, **kw) -> PSA:
     from ner_zoo.modules import CharBiLSTM
 
-    return PSA(vocabs=vocabs, word_dim=16, hidden=12, window=3, char_encoder=lambda n: CharBiLSTM(n, 8, 6), **kw)
+    return PSA(vocabs=vocabs, word_dim=16, lstm_hidden=12, window=3, char_encoder=lambda n: CharBiLSTM(n, 8, 6), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +225,7 @@ def test_no_fusion_equals_bilstm_crf(sample):
     torch.manual_seed(3)
     psa = _tiny_psa(vocabs, fuse_input=False, fuse_output=False).eval()
     torch.manual_seed(3)
-    base = BiLSTMCRF(vocabs=vocabs, word_dim=16, hidden=12, char_encoder=lambda n: CharBiLSTM(n, 8, 6)).eval()
+    base = BiLSTMCRF(vocabs=vocabs, word_dim=16, lstm_hidden=12, char_encoder=lambda n: CharBiLSTM(n, 8, 6)).eval()
     assert sum(p.numel() for p in psa.parameters()) == sum(p.numel() for p in base.parameters())
     with torch.no_grad():
         torch.testing.assert_close(psa.emissions(batch), base.emissions(batch))

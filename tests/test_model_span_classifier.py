@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, ModelBattery, build, setup_for_fit
+from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.data.readers import read_nested_json
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError
@@ -19,10 +20,7 @@ DEV = read_nested_json(NESTED_DIR / "dev.jsonlines")
 NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
                "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
                              "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
-TINY = {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-        "init_args": {"word_dim": 16, "hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32, "dropout": 0.1,
-                      "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
-                      "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
+TINY = tiny_model("span_classifier")
 
 
 class TestExhaustiveSpanClassifier(ModelBattery):
@@ -100,7 +98,7 @@ def test_warns_about_gold_spans_beyond_max_width(tmp_path):
 def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir)}}
-    cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer, "pretrained_lr": 1e-4}},
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "encoder": transformer, "pretrained_lr": 1e-4}},
                 dict(SAMPLE_DATA), tmp_path, subcommand="fit",
                 trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1})
     trained = cli.model.eval()
@@ -131,7 +129,7 @@ def test_locate_and_label_dropout_placement(tmp_path, tiny_bert_dir):  # noqa: F
     """With ablations/lnl_encoder.yaml's placement, h is not dropped and the head input is, once (as LnL)."""
     frozen = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
               "init_args": {"model": str(tiny_bert_dir), "freeze": True}}
-    init = {**TINY["init_args"], "features": frozen, "embed_dropout": 0.0, "features_dropout": 0.0,
+    init = {**TINY["init_args"], "encoder": frozen, "embed_dropout": 0.0, "encoder_dropout": 0.0,
             "dropout": 0.0, "head_dropout": 0.9}
     model = build({**TINY, "init_args": init}, NESTED_DATA, tmp_path).model
     batch = model.collate(list(enumerate(DEV[:4])))
@@ -143,7 +141,7 @@ def test_locate_and_label_dropout_placement(tmp_path, tiny_bert_dir):  # noqa: F
 def test_transformer_features_read_document_context(tmp_path, tiny_bert_dir):  # noqa: F811
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir), "context": 1}}
-    cli = build({**TINY, "init_args": {**TINY["init_args"], "features": transformer}}, NESTED_DATA, tmp_path)
+    cli = build({**TINY, "init_args": {**TINY["init_args"], "encoder": transformer}}, NESTED_DATA, tmp_path)
     setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
     assert model.context_encoders() == [model.features] and len(model.features.documents) > 0

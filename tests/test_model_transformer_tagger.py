@@ -8,14 +8,12 @@ import pytest
 import torch
 
 from battery import SAMPLE_DATA, ModelBattery, build
+from ner_zoo.testing.tiny import tiny_model as registry_model
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 
 def tiny_model(model_dir, **extra) -> dict:
-    return {"class_path": "ner_zoo.models.transformer_tagger.TransformerTagger",
-            "init_args": {"model": str(model_dir), "casing_dim": 4, "dropout": 0.1, "pretrained_lr": 1e-3,
-                          "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 5e-3}},
-                          **extra}}
+    return registry_model("transformer_tagger", model_dir, **extra)
 
 
 class TestTransformerTagger(ModelBattery):

@@ -20,8 +20,7 @@ import torch
 import yaml
 
 from battery import SAMPLE_DATA, build
-from ner_zoo.cli.lightning_cli import cli_in_process
-from ner_zoo.cli.predict import load_model, predict
+from ner_zoo.training.inference import load_model, predict
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.corpora import ColumnDataModule, JsonDataModule
 from ner_zoo.data.schema import Sentence, Span
@@ -133,9 +132,16 @@ def test_duplicate_spans_are_reported_not_silently_merged(tmp_path):
 def _cli_error(tmp_path, capsys, config: dict) -> str:
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(config))
-    with pytest.raises(SystemExit) as e:
-        cli_in_process(["fit", "--config", str(path)], run=True)
-    assert e.value.code != 0
+    from ner_zoo.cli.main import main
+
+    argv, sys.argv = sys.argv, ["ner-zoo"]
+    try:
+        code = main(["fit", "--config", str(path)])  # an unknown key: one line, status 2
+    except SystemExit as e:  # any other config error: jsonargparse's usage and message
+        code = e.code
+    finally:
+        sys.argv = argv
+    assert code != 0
     return capsys.readouterr().err
 
 
@@ -157,12 +163,9 @@ def test_config_wrong_type_is_named(tmp_path, capsys):
 
 # --- checkpoints, long inputs, numerics --------------------------------------------------------------------
 def _tiny_models() -> dict[str, dict]:
-    from test_model_bilstm_crf import TestBiLSTMCRF
-    from test_model_hcr import tiny_hcr
-    from test_model_min import tiny as tiny_min
-    from test_model_psa import TINY_MODEL
+    from ner_zoo.testing.tiny import tiny_model
 
-    return {"bilstm_crf": TestBiLSTMCRF.model, "psa": TINY_MODEL, "hcr": tiny_hcr(), "min": tiny_min()}
+    return {name: tiny_model(name) for name in ("bilstm_crf", "psa", "hcr", "min")}
 
 
 SMALL = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 16}}

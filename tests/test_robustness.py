@@ -260,9 +260,33 @@ def test_checkpoint_from_other_data_says_so(fitted, tmp_path, capsys):
 def test_overridden_model_arguments_warn(fitted, capsys):
     cfg, ckpt, _ = fitted
     with pytest.warns(UserWarning, match=r"the checkpoint's model settings replace those given "
-                                         r"\(init_args.hidden: 32 -> 16\)"):
-        rc, _, err = ner_zoo(capsys, "test", "--config", cfg, "--ckpt_path", ckpt, "--model.init_args.hidden", "32")
+                                         r"\(init_args.lstm_hidden: 32 -> 16\)"):
+        rc, _, err = ner_zoo(capsys, "test", "--config", cfg, "--ckpt_path", ckpt, "--model.init_args.lstm_hidden", "32")
     assert rc == 0, err
+
+
+def test_checkpoint_saved_under_old_key_names_still_loads(fitted, tmp_path, capsys, recwarn):
+    """A checkpoint whose hyper-parameters carry keys renamed since (``hidden``, ``num_layers``) loads in
+    ``predict`` and with ``--ckpt_path``, under the new names."""
+    import torch
+
+    from ner_zoo.training.inference import load_model
+
+    cfg, ckpt, _ = fitted
+    state = torch.load(ckpt, weights_only=True)
+    hp = state["hyper_parameters"]
+    hp["hidden"], hp["num_layers"] = hp.pop("lstm_hidden"), hp.pop("lstm_layers")
+    old = tmp_path / "old.ckpt"
+    torch.save(state, old)
+    model = load_model(old)
+    assert model.hparams["lstm_hidden"] == 16 and model.hparams["lstm_layers"] == 1 and "hidden" not in model.hparams
+    inp = tmp_path / "in.txt"
+    inp.write_text("Aspirin helps\n")
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", old, "--input", inp, "--accelerator", "cpu")
+    assert rc == 0, err
+    rc, _, err = ner_zoo(capsys, "test", "--config", cfg, "--ckpt_path", old)
+    assert rc == 0, err
+    assert not [w for w in recwarn if "model settings replace" in str(w.message)]
 
 
 def test_same_model_arguments_do_not_warn(fitted, capsys, recwarn):

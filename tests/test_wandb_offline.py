@@ -25,13 +25,13 @@ TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "enable_progress
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 32}}
 TAGGER = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
           "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
-                    "init_args": {"word_dim": 16, "hidden": 16,
+                    "init_args": {"word_dim": 16, "lstm_hidden": 16,
                                   "char_encoder": {"class_path": "ner_zoo.modules.CharCNN",
                                                    "init_args": {"char_dim": 8}},
                                   "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 SPAN = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
         "model": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-                  "init_args": {"word_dim": 16, "hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
+                  "init_args": {"word_dim": 16, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
                                 "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
                                 "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 
@@ -150,7 +150,7 @@ def test_run_name_group_job_type_tags_and_flat_config(two_runs):
         flat = {k: run["config"][k] for k in ("model", "dataset", "variant", "seed", "encoder", "recipe")}
         assert flat == {"model": record["model"], "dataset": "SampleCorpus", "variant": record["variant"],
                         "seed": 7, "encoder": None, "recipe": record["config_hash"]}
-        assert run["config"]["config"]["model"]["init_args"]["hidden"] == 16  # the full resolved config beside
+        assert run["config"]["config"]["model"]["init_args"]["lstm_hidden"] == 16  # the full resolved config beside
         assert {"dataset:SampleCorpus", "seed:7", "precision:32-true", "hardware:cpu"} <= set(run["run"].tags)
         assert run["exit_codes"] == [0], "the run was not finished (wandb.finish)"
     tagger, span = runs["BiLSTMCRF-SampleCorpus-s7"], runs["ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7"]

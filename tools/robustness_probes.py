@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nBlackburn I-PER\nsaid O\n\n"
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
-         "init_args": {"word_dim": 16, "hidden": 16,
+         "init_args": {"word_dim": 16, "lstm_hidden": 16,
                        "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
                        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
 
@@ -209,7 +209,7 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
             r.rc == 0 and "split into 25 pieces" in r.err
 
     def override_warns():
-        r = ner_zoo("test", "--config", cfg, "--ckpt_path", ckpt, "--model.init_args.hidden", "32")
+        r = ner_zoo("test", "--config", cfg, "--ckpt_path", ckpt, "--model.init_args.lstm_hidden", "32")
         return f"rc {r.rc}, warning: {'model settings replace' in r.err}", r.rc == 0 and "model settings replace" in r.err
 
     def both_shapes():
@@ -257,7 +257,7 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
         "3.7": ("checkpoint with 4 KB of flipped bytes", flipped),
         "3.9": ("`test` with a checkpoint trained on other data", one("test", "--config", other, "--ckpt_path", ckpt,
                                                                      needles=["trained on other data"])),
-        "3.10": ("`test --ckpt_path` with `--model.init_args.hidden 32`", override_warns),
+        "3.10": ("`test --ckpt_path` with `--model.init_args.lstm_hidden 32`", override_warns),
         "3.11": ("gold type the model never saw", predict_ok("--input", write("drug.conll", "Aspirin B-DRUG\n\n"))),
         "3.13": ("`--input` that does not exist", one("predict", "--ckpt_path", ckpt, "--input", tmp / "nope.conll",
                                                       needles=["nope.conll: file not found"])),

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import warnings
+from argparse import ArgumentError
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional
@@ -30,7 +31,8 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
-from ner_zoo.errors import CheckpointError, NerZooError
+from ner_zoo.cli.config_errors import unknown_key_line
+from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
 from ner_zoo.results.wandb_tables import wandb_has_key
@@ -146,6 +148,25 @@ class NERZooCLI(LightningCLI):
                                "init_args": {"save_dir": "runs"}},
         })
 
+    def parse_arguments(self, parser: LightningArgumentParser, args: Any) -> None:
+        """As LightningCLI's, but a key the model (or data module) does not accept is one line naming the file,
+        line and key, and the new name of a renamed key (:mod:`ner_zoo.cli.config_errors`)."""
+        argv = [str(a) for a in (sys.argv[1:] if args is None else args)] if not isinstance(args, dict) else []
+        subcommands = getattr(parser, "_subcommands_action", None)
+        parsers = [parser, *(subcommands.choices.values() if subcommands is not None else ())]
+        for p in parsers:
+            p.exit_on_error = False
+        try:
+            return super().parse_arguments(parser, args)
+        except ArgumentError as e:
+            line = unknown_key_line(str(e), argv)
+            if line is not None:
+                raise ConfigError(line) from None
+        finally:
+            for p in parsers:
+                p.exit_on_error = True
+        super().parse_arguments(parser, args)  # any other error: jsonargparse's usage and message
+
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand] if self.subcommand else self.config
         loggers = config.get("trainer", {}).get("logger")
@@ -202,17 +223,28 @@ class NERZooCLI(LightningCLI):
 
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
-        differ from what the command line or config gave, and turn an unreadable file into one line."""
+        differ from what the command line or config gave, give keys renamed since the checkpoint was saved their
+        current names (``RENAMED_KEYS``), and turn an unreadable file into one line."""
         sub = self.config.get("subcommand")
         ckpt = self.config[sub].get("ckpt_path") if sub else None
         if not ckpt or not Path(ckpt).is_file():
             return
         given = _model_args(self.config[sub].get("model"))
         try:
-            super()._parse_ckpt_path()
+            hparams = dict(torch.load(ckpt, weights_only=True, map_location="cpu", mmap=True)
+                           .get("hyper_parameters") or {})
         except (RuntimeError, EOFError, ValueError) as e:
             raise CheckpointError(f"{ckpt}: not a readable checkpoint (truncated, corrupted or not written by "
                                   f"torch.save: {str(e).strip().splitlines()[0][:200]})") from None
+        hparams.pop("_instantiator", None)
+        class_path = hparams.pop("_class_path", None)
+        if not hparams and class_path is None:
+            return
+        cls = _model_class(class_path)
+        if cls is not None:  # saved under since-renamed keys: their current names
+            hparams = cls.migrate_hparams(hparams)
+        model = {"class_path": class_path, "dict_kwargs": hparams} if class_path else hparams
+        self.config = self.parser.parse_object({sub: {"model": model}}, self.config)
         stored = _model_args(self.config[sub].get("model"))
         changed = sorted(k for k in given.keys() | stored.keys() if given.get(k) != stored.get(k))
         if changed:
@@ -244,6 +276,18 @@ def _own_error(e: BaseException | None) -> BaseException | None:
             return e
         e = e.__cause__ or e.__context__
     return None
+
+
+def _model_class(class_path: str | None) -> type[NERModule] | None:
+    """The zoo model class named by a checkpoint, or None (not one of ours: nothing to migrate)."""
+    module, _, name = (class_path or "").rpartition(".")
+    if not module.startswith("ner_zoo."):
+        return None
+    try:
+        cls = getattr(import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    return cls if isinstance(cls, type) and issubclass(cls, NERModule) else None
 
 
 def _model_args(model: Any) -> dict:

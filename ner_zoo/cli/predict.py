@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import os
-import pickle
 import re
 from pathlib import Path
 from typing import Sequence
 
-import torch
-from torch.utils.data import DataLoader
-
-from ner_zoo.data.batching import IndexedDataset
 from ner_zoo.data.readers.common import read_bytes, read_text
 from ner_zoo.data.schema import Sentence
-from ner_zoo.errors import CheckpointError, DataFormatError
+from ner_zoo.errors import DataFormatError
+from ner_zoo.training.inference import load_model, predict
 
 
 def read_raw_text(path: Path, data: bytes | None = None) -> list[Sentence]:
@@ -79,59 +74,6 @@ def read_input(path: Path, fmt: str) -> tuple[list[Sentence], bool]:
     first = next((ln.split() for ln in head.split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
     labelled = len(first) >= 2
     return read_conll(path, token_column=0, label_column=-1 if labelled else None, data=data), labelled
-
-
-def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
-    """Rebuild the model stored in ``ckpt_path`` (class recorded at save time), checking its integrity digest.
-
-    Args:
-        ckpt_path: a checkpoint written by ``ner-zoo fit``.
-        map_location: device for the weights.
-        weights_only: refuse pickled objects (safe on files from others); our checkpoints hold only
-            tensors and plain values. ``False`` only for a trusted file that needs it.
-    """
-    if not Path(ckpt_path).is_file():
-        raise CheckpointError(f"{ckpt_path}: checkpoint not found" if not Path(ckpt_path).exists()
-                              else f"{ckpt_path}: not a checkpoint file")
-    try:
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=weights_only, mmap=True)
-    except pickle.UnpicklingError as e:
-        raise CheckpointError(f"{ckpt_path} holds pickled objects that safe loading refuses ({str(e)[:300]}); "
-                              "if you trust the file, load it with weights_only=False") from None
-    except (RuntimeError, EOFError, ValueError, OSError) as e:
-        reason = str(e).strip().split("\n")[0][:200]
-        raise CheckpointError(f"{ckpt_path}: not a readable checkpoint (truncated, corrupted or not written by "
-                              f"torch.save: {reason})") from None
-    if not isinstance(ckpt, dict):
-        raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
-    class_path = ckpt.get("ner_zoo_class") or ckpt.get("hyper_parameters", {}).get("_class_path")
-    if class_path is None:
-        raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (no model class recorded)")
-    if not str(class_path).startswith("ner_zoo."):  # never import an arbitrary module named by a file
-        raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which is not part of ner-zoo")
-    module, _, name = class_path.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which this ner-zoo does not have") from None
-    try:
-        return cls.load_from_checkpoint(ckpt_path, map_location=map_location, weights_only=weights_only)
-    except CheckpointError as e:
-        raise CheckpointError(str(e).replace("the checkpoint", str(ckpt_path), 1)) from None
-
-
-def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",
-            devices: str | int = 1, precision: str = "32-true") -> list:
-    """Predictions (spans, or tags for POS) for ``sentences``, in input order."""
-    import lightning.pytorch as pl
-
-    loader = DataLoader(IndexedDataset(sentences), batch_size=batch_size,
-                        collate_fn=model.collator)
-    trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
-                         enable_progress_bar=False, enable_model_summary=False)
-    records = [r for batch in trainer.predict(model, loader) for r in batch]
-    records.sort(key=lambda r: r["index"])
-    return [r["prediction"] for r in records]
 
 
 def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gold_column: str | None) -> None:

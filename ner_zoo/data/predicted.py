@@ -8,23 +8,23 @@ is computed from the tokens alone (no gold, no other column), so it is the same 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import DataFormatError
 
 
-def predicted_column(sentences: Sequence[Sentence], ckpt_path: str | Path, batch_size: int = 64) -> list[list[str]]:
-    """One predicted tag per token of every sentence, from the model stored in ``ckpt_path``."""
-    from ner_zoo.cli.predict import load_model, predict
-    from ner_zoo.data.tagging import spans_to_tags
+ColumnPredictor = Callable[[Sequence[Sentence], "str | Path"], list[list[str]]]
+#: predicts a column from a checkpoint: :func:`ner_zoo.training.inference.predicted_column`, set when
+#: ``ner_zoo.training`` is imported (as it is wherever a model exists: the data layer cannot import models)
+column_predictor: ColumnPredictor | None = None
 
-    model = load_model(ckpt_path).eval()
-    bare = [Sentence(list(s.tokens), source=s.source) for s in sentences]
-    preds = predict(model, bare, batch_size=batch_size, accelerator="auto") if bare else []
-    if model.is_pos:
-        return [list(p) for p in preds]
-    return [spans_to_tags(p, len(s), "iob2", where=s.source) for s, p in zip(bare, preds)]
+
+def predicted_column(sentences: Sequence[Sentence], ckpt_path: str | Path) -> list[list[str]]:
+    """One predicted tag per token of every sentence, from the model stored in ``ckpt_path``."""
+    if column_predictor is None:
+        raise DataFormatError("predicted_columns needs a model: import ner_zoo.training first", ckpt_path)
+    return column_predictor(sentences, ckpt_path)
 
 
 def add_predicted_columns(sentences: Sequence[Sentence], columns: dict[str, str], where: object = None) -> None:

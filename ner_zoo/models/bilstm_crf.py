@@ -38,17 +38,19 @@ class BiLSTMCRF(SequenceTagger):
         word_dim: word embedding size (must equal the vectors' size when ``embeddings`` is set).
         freeze_embeddings: keep word vectors fixed.
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM`` / ``CharCNN``), or null.
-        hidden: BiLSTM hidden size per direction.
-        num_layers: BiLSTM layers.
+        lstm_hidden: BiLSTM state size per direction (the output is ``2 * lstm_hidden``).
+        lstm_layers: BiLSTM layers.
         dropout: dropout on the embeddings and on the BiLSTM output.
         singleton_unk: in training, read each occurrence of a word seen once in the training split as
             ``<unk>`` with this probability (Lample et al. 2016 use 0.5); 0 turns it off.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 hidden: int = 200, num_layers: int = 1, dropout: float = 0.5, singleton_unk: float = 0.0,
+                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5, singleton_unk: float = 0.0,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
@@ -57,7 +59,7 @@ class BiLSTMCRF(SequenceTagger):
                                          freeze_embeddings, singleton_unk)
         self.embedder.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
         self.dropout = Dropout(dropout)
-        self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
+        self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:

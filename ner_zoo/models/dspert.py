@@ -1,8 +1,8 @@
 """DSpERT: E. Zhu, Y. Liu, J. Li. *Deep Span Representations for Named Entity Recognition.* Findings of ACL 2023.
 Notes on the paper and the official code (eznlp): ``docs/papers.md``.
 
-Spans live on sub-words (``K`` counts sub-words); gold word spans map to ``[first sub-word of the start
-word, end of the last word)``. Map from the paper (Sections 3.1-3.3) to code:
+Spans live on sub-words (``K``, the config's ``max_width``, counts sub-words); gold word spans map to
+``[first sub-word of the start word, end of the last word)``. Map from the paper (Sections 3.1-3.3) to code:
 
 * token Transformer ``H^0..H^L`` (sub-word level, target sentence only): ``TransformerEncoder.encode`` in
   :meth:`DSpERT.encode` (with optional document context, sentences longer than the model are windowed);
@@ -73,7 +73,7 @@ class DSpERT(SpanModel):
     Args:
         vocabs: linked from the data module.
         model: Hugging Face id or local directory of a BERT-style model; default the offline MiniLM-L6.
-        max_span_size: ``K`` in sub-words (Table 7: 25/25/18/16/10/16 for ACE04/ACE05/GENIA/KBP17/CoNLL03/
+        max_width: longest span ``K``, in sub-words (Table 7: 25/25/18/16/10/16 for ACE04/ACE05/GENIA/KBP17/CoNLL03/
             OntoNotes5); longer gold entities cannot be predicted (warned once).
         depth: ``L~``, number of top layers in the span Transformer (``None``: all; 0: shallow max-pool).
         tied_weights: the span Transformer shares the token Transformer's weights (ablation).
@@ -96,7 +96,9 @@ class DSpERT(SpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    def __init__(self, vocabs: dict | None = None, model: str = MINILM, max_span_size: int = 10,
+    RENAMED_KEYS = {"max_span_size": "max_width"}
+
+    def __init__(self, vocabs: dict | None = None, model: str = MINILM, max_width: int = 10,
                  depth: int | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
                  max_subwords_per_word: int = 5, context: int = 0, plm_dropout: float | None = 0.2,
                  pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
@@ -104,9 +106,9 @@ class DSpERT(SpanModel):
                  pretrained_lr: float | None = 2e-5, casing_dim: int | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
-        if max_span_size < 1:
-            raise ValueError(f"max_span_size must be >= 1, got {max_span_size}")
-        self.max_span_size = max_span_size
+        if max_width < 1:
+            raise ValueError(f"max_width must be >= 1, got {max_width}")
+        self.max_width = max_width
         self.encoder = TransformerEncoder(model, pooling="first", max_subwords_per_word=max_subwords_per_word,
                                           context=context, output_hidden_states=True, casing_dim=casing_dim)
         if plm_dropout is not None:
@@ -119,7 +121,7 @@ class DSpERT(SpanModel):
         self.token_lstm = BiLSTMEncoder(dim, lstm_hidden) if lstm_hidden > 0 else None
         self.span_lstm = BiLSTMEncoder(dim, lstm_hidden) if lstm_hidden > 0 else None
         out = 2 * lstm_hidden if lstm_hidden > 0 else dim
-        self.width = WidthEmbedding(max_span_size, width_dim) if width_dim > 0 else None
+        self.width = WidthEmbedding(max_width, width_dim) if width_dim > 0 else None
         d_in, d_out = ffn_dropout if isinstance(ffn_dropout, Sequence) else (ffn_dropout, ffn_dropout)
         span_dim = out + width_dim + 2 * self.encoder.casing_dim
         self.classifier = nn.Sequential(nn.Dropout(d_in), nn.Linear(span_dim, ffn_dim), nn.ReLU(),
@@ -152,7 +154,7 @@ class DSpERT(SpanModel):
         """Encoder output, the sub-word span grid (sizes ``1..K``) and logits ``[B, S_grid, num_classes]``."""
         enc = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=True)
         mask = enc.subword_mask
-        grid = SpanGrid.build(mask.sum(1), self.max_span_size, mask.shape[1])
+        grid = SpanGrid.build(mask.sum(1), self.max_width, mask.shape[1])
         h = self.span_states(enc.hidden_states, mask, grid)
         parts = [h] + ([self.width(grid.spans).to(h.dtype)] if self.width is not None else [])
         if enc.subword_casing is not None:  # casing of the span's first and last word
@@ -165,10 +167,10 @@ class DSpERT(SpanModel):
         enc, grid, logits = self.span_logits(batch)
         gold = word_to_subword_spans(batch.gold_spans, enc.word_start, enc.word_end)
         if not self._warned_width:
-            wide = int((batch.gold_mask & (gold[..., 1] - gold[..., 0] > self.max_span_size)).sum())
+            wide = int((batch.gold_mask & (gold[..., 1] - gold[..., 0] > self.max_width)).sum())
             if wide:
-                rank_zero_warn(f"{wide} gold entities of a training batch are longer than max_span_size="
-                               f"{self.max_span_size} sub-words and cannot be predicted (warned once)")
+                rank_zero_warn(f"{wide} gold entities of a training batch are longer than max_width="
+                               f"{self.max_width} sub-words and cannot be predicted (warned once)")
                 self._warned_width = True
         return self.loss(logits, grid, gold, batch.gold_mask)
 

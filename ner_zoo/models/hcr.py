@@ -127,11 +127,11 @@ class HCR(SequenceTagger):
         freeze_embeddings: keep word vectors fixed (HCR fine-tunes them).
         char_encoder: character encoder factory (HCR: ``ner_zoo.modules.intnet.IntNet``); called once per
             branch, so the sentence branch gets its own.
-        hidden: sequence-labelling BiLSTM size per direction (HCR: 128, i.e. 256 in total).
+        lstm_hidden: sequence-labelling BiLSTM state size per direction (HCR: 128, i.e. 256 in total).
         dropout: dropout on the embeddings and BiLSTM outputs (HCR: 0.5).
-        transformer: optional word-feature module (``ner_zoo.modules.transformer.TransformerEncoder``, the
-            "+BERT" variant) whose states are concatenated to ``x``; called as
-            ``transformer(token_lists, device) -> (states, mask)`` and needs ``output_dim``.
+        encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``, the "+BERT"
+            variant) whose word states are concatenated to ``x``; called as ``encoder(token_lists, device) ->
+            (states, mask)`` and needs ``output_dim``.
         sentence_level: add the sentence-level vector ``s`` to every token.
         sentence_hidden: sentence BiLSTM size per direction (HCR: 64, i.e. 128 in total).
         label_kernel: width of the convolution over positions in the label attention (code: 55).
@@ -160,9 +160,11 @@ class HCR(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 hidden: int = 128, dropout: float = 0.5, transformer: nn.Module | None = None,
+                 lstm_hidden: int = 128, dropout: float = 0.5, encoder: nn.Module | None = None,
                  sentence_level: bool = True, sentence_hidden: int = 64, label_kernel: int = 55,
                  sentence_pooling: Literal["label_attention", "mean"] = "label_attention",
                  share_sentence_embedder: bool = False, document_level: bool = True, memory_slots: int = 500,
@@ -187,8 +189,8 @@ class HCR(SequenceTagger):
         self.memory_mode = memory_mode
         n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
         self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
-        self.transformer = transformer
-        x_dim = self.embedder.output_dim + (transformer.output_dim if transformer is not None else 0)
+        self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
+        x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
         self.dropout = nn.Dropout(dropout)
 
         self.sentence_embedder = self.sentence_encoder = self.label_attention = None
@@ -200,7 +202,7 @@ class HCR(SequenceTagger):
             self.label_attention = LabelAttentionPooling(self.num_tags, word_dim, label_kernel, dropout,
                                                          sentence_pooling)
             x_dim += self.sentence_encoder.output_dim
-        self.encoder = BiLSTMEncoder(x_dim, hidden)
+        self.encoder = BiLSTMEncoder(x_dim, lstm_hidden)
         h_dim = self.encoder.output_dim
         self.projection = nn.Linear(h_dim, self.num_tags)
 
@@ -271,7 +273,7 @@ class HCR(SequenceTagger):
         return self.label_attention(self.embedder.words(batch.words), v, batch.mask)
 
     def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(w [B, L, word_dim], h [B, L, 2 * hidden])``: raw word embeddings and encoder states."""
+        """``(w [B, L, word_dim], h [B, L, 2 * lstm_hidden])``: raw word embeddings and encoder states."""
         w = self.embedder.words(batch.words)
         parts = [w]
         if self.embedder.chars is not None:
@@ -291,7 +293,7 @@ class HCR(SequenceTagger):
 
     def document_vectors(self, words: torch.Tensor, mask: torch.Tensor, own_slots: torch.Tensor | None = None
                          ) -> torch.Tensor:
-        """``r [B, L, 2 * hidden]`` (fp32): each word type is queried once with its current embedding, or
+        """``r [B, L, 2 * lstm_hidden]`` (fp32): each word type is queried once with its current embedding, or
         each token leaving out ``own_slots [B, L]`` (its own slot; ``leave_one_out``)."""
         r = torch.zeros(*words.shape, self.memory.value_dim, device=words.device)
         probe = "as_is" if self.training else self.memory_mode
@@ -309,7 +311,7 @@ class HCR(SequenceTagger):
         return r
 
     def memory_vectors(self, batch: Batch, slots: torch.Tensor | None = None) -> torch.Tensor:
-        """``r [B, L, 2 * hidden]`` as the fusion reads it: in training (``slots``: the tokens' own slots)
+        """``r [B, L, 2 * lstm_hidden]`` as the fusion reads it: in training (``slots``: the tokens' own slots)
         with ``leave_one_out`` and ``memory_dropout``; with ``released_bug``, scattered as the code does."""
         exclude = slots if self.training and self.leave_one_out else None
         r = self.document_vectors(batch.words, batch.mask, exclude)

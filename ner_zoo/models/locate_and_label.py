@@ -11,7 +11,7 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
   POS only when the data has the column (none of the shipped corpora does: warned at setup; a data
   module's ``predicted_columns`` can add tags from a zoo POS tagger); ``results.json`` lists ``features_used``.
   Dropout as the code (§3.3 "a dropout before the filter, regressor and entity classifier"): ``embed_dropout``
-  on GloVe/char/POS only, none on the transformer features (``features_dropout: 0``) or on ``h``, and
+  on GloVe/char/POS only, none on the transformer features (``encoder_dropout: 0``) or on ``h``, and
   ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
   same placement.
 * §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (``train_widths``: the configs use Table 6,
@@ -142,16 +142,17 @@ class LocateAndLabel(SpanModel):
             with a warning (add ``features: [pos]`` to the data, and a ``pos`` column: read from the files or
             ``predicted_columns`` of the data module).
         pos_dim: POS embedding size (code 25, paper 50).
-        features: optional word-level transformer (``ner_zoo.modules.transformer.TransformerEncoder``); with
+        encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``); with
             ``context: 1`` it sees one neighbouring sentence of the document on each side.
-        hidden: BiLSTM size per direction (0: no BiLSTM).
-        num_layers: BiLSTM layers.
+        lstm_hidden: BiLSTM state size per direction (0: no BiLSTM).
+        lstm_layers: BiLSTM layers.
         embed_dropout: dropout on the GloVe, char and POS embeddings (the code's ``prop_drop``).
-        features_dropout: dropout on the transformer features (code and default: 0, never dropped).
+        encoder_dropout: dropout on the transformer states (code and default: 0, never dropped).
         dropout: dropout on each head's input, once (paper §3.3, code); the BiLSTM output is not dropped.
         ffn_dim: hidden size of the three heads' MLPs.
         train_widths: seed span lengths during training (the code's window set, as lengths).
-        eval_width: evaluation enumerates every length ``1..eval_width`` (default ``max(train_widths)``).
+        max_width: longest span, in words: evaluation enumerates every length ``1..max_width`` (default
+            ``max(train_widths)``).
         alpha1: a seed is a positive (filter, regressor) iff its best IoU with a gold span is > alpha1.
         alpha2: an adjusted span is a hit (classifier) iff its IoU with the paired gold is >= alpha2.
         eta: soft-example focusing parameter (0: hard examples).
@@ -183,12 +184,15 @@ class LocateAndLabel(SpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
+                    "features_dropout": "encoder_dropout", "eval_width": "max_width"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = True, char_encoder: CharEncoderFactory | None = None,
-                 pos_feature: str | None = "pos", pos_dim: int = 25, features: nn.Module | None = None,
-                 hidden: int = 512, num_layers: int = 1, embed_dropout: float = 0.5, features_dropout: float = 0.0,
+                 pos_feature: str | None = "pos", pos_dim: int = 25, encoder: nn.Module | None = None,
+                 lstm_hidden: int = 512, lstm_layers: int = 1, embed_dropout: float = 0.5, encoder_dropout: float = 0.0,
                  dropout: float = 0.5,
-                 ffn_dim: int = 1024, train_widths: list[int] | int = ACE05_LENGTHS, eval_width: int | None = None,
+                 ffn_dim: int = 1024, train_widths: list[int] | int = ACE05_LENGTHS, max_width: int | None = None,
                  alpha1: float = 0.7, alpha2: float = 1.0, eta: float = 1.0, gamma: float = 2.0,
                  classifier_gamma: float = 0.0,
                  neg_ratio: float | None = 5.0, neg_extra: int = 2, sample_seed: int = 47,
@@ -211,19 +215,19 @@ class LocateAndLabel(SpanModel):
         if out_of_range not in ("clamp", "illegal"):
             raise ValueError(f"out_of_range must be clamp or illegal, got {out_of_range!r}")
         self.train_widths = normalize_widths(train_widths)
-        self.eval_width = int(eval_width or self.train_widths[-1])
+        self.max_width = int(max_width or self.train_widths[-1])
         self.embeddings_source = embeddings
         # encoder: the exhaustive classifier's pieces plus POS and document context
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
         self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
         self.pos = nn.Embedding(len(self.vocabs.features[pos_feature]), pos_dim) if self.pos_feature else None
-        self.features = features
+        self.features = encoder  # attribute names kept: the state-dict keys of saved checkpoints
         input_dim = (self.embedder.output_dim + (pos_dim if self.pos is not None else 0)
-                     + (features.output_dim if features is not None else 0))
-        self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
+                     + (encoder.output_dim if encoder is not None else 0))
+        self.encoder = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
-        self.embed_dropout, self.features_dropout = nn.Dropout(embed_dropout), nn.Dropout(features_dropout)
+        self.embed_dropout, self.encoder_dropout = nn.Dropout(embed_dropout), nn.Dropout(encoder_dropout)
         self.filter = _mlp(3 * dim, ffn_dim, 1, dropout) if use_filter else None
         self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout) if use_regressor else None
         self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
@@ -253,7 +257,7 @@ class LocateAndLabel(SpanModel):
         if self.features is not None:
             feats = self.features.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
             feats = feats.word_states.to(x.dtype)
-            x = torch.cat([x, self.features_dropout(feats)], -1)
+            x = torch.cat([x, self.encoder_dropout(feats)], -1)
         return self.encoder(x, batch.mask) if self.encoder is not None else x
 
     # heads -------------------------------------------------------------------------------------------------
@@ -393,10 +397,10 @@ class LocateAndLabel(SpanModel):
         return kept, torch.zeros_like(scores, dtype=torch.float).scatter(1, pick, final * chosen)
 
     def eval_proposals(self, batch: SpanBatch) -> tuple[Proposals, Tensor, Tensor]:
-        """Proposals on every span up to ``eval_width``: ``(proposals, filtered [B, S], candidate keep [B, S])``;
+        """Proposals on every span up to ``max_width``: ``(proposals, filtered [B, S], candidate keep [B, S])``;
         filtered = legal proposals the filter kept (any label), keep = those with a label other than NONE."""
         h = self.token_states(batch)
-        grid = SpanGrid.build(batch.lengths, self.eval_width, batch.mask.shape[1])
+        grid = SpanGrid.build(batch.lengths, self.max_width, batch.mask.shape[1])
         p = self.propose(h, grid.spans, grid.mask, batch.lengths)
         filtered = grid.mask & ~p.illegal & (torch.sigmoid(p.filter_logits.float()) > self.hparams.filter_threshold)
         return p, filtered, filtered & (p.class_logits.argmax(-1) > 0)

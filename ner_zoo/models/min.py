@@ -30,7 +30,7 @@ Choices the paper leaves open (notes: ``docs/papers.md``, MIN):
   read the interacted states; with the switch off the interaction reaches the NER module through the
   gates only. Off: the equations as written (``configs/min/ablations/no_interacted_subtasks.yaml``).
 * Type-module labels are IO tags carrying the entity type (``type_scheme``); the boundary label set of the
-  label attention is untyped BIOES; ``hidden`` is per direction.
+  label attention is untyped BIOES; ``lstm_hidden`` is per direction.
 """
 
 from __future__ import annotations
@@ -216,21 +216,21 @@ class MIN(SequenceTagger):
         word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
         freeze_embeddings: keep word vectors fixed (MIN fine-tunes them).
         char_encoder: character encoder factory (MIN: ``CharBiLSTM`` with 25-d chars, 25 per direction).
-        transformer: optional word-feature module (``ner_zoo.modules.transformer.TransformerEncoder``, the
-            "MIN + BERT" variant) whose word states are concatenated to ``x``; called as
-            ``transformer(token_lists, device) -> (states, mask)`` and needs ``output_dim``.
-        hidden: hidden size per direction of all three BiLSTMs (MIN: 100).
+        encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``, the "MIN + BERT"
+            variant) whose word states are concatenated to ``x``; called as ``encoder(token_lists, device) ->
+            (states, mask)`` and needs ``output_dim``.
+        lstm_hidden: state size per direction of all three BiLSTMs (MIN: 100).
         dropout: dropout on ``x`` and on each BiLSTM output (MIN: 0.5).
         use_boundary: the boundary module (pointer, ``H_B`` and ``H_S``, ``L_Bdy``).
         use_type: the type module (``H_T``, ``L_Type``).
         use_interaction: label attention + cross biaffine attention (needs both modules); off: the gates
             read the plain BiLSTM states.
         interacted_subtasks: the pointer and the type CRF read the post-interaction states (``H̄^Bdy``
-            projected back to ``2 * hidden``; ``H̄^Type``) rather than the BiLSTM states.
+            projected back to ``2 * lstm_hidden``; ``H̄^Type``) rather than the BiLSTM states.
         type_scheme: type-module labels: ``io`` (entity type per word) or a scheme with boundaries.
         label_dim: label embedding size (``None``: the state size, plain dot-product attention).
-        decoder_hidden: pointer decoder LSTM size (``None``: ``2 * hidden``).
-        max_segment: longest segment in ``H^Seg`` (MIN: 6).
+        decoder_hidden: pointer decoder LSTM size (``None``: ``2 * lstm_hidden``).
+        max_width: longest segment in ``H^Seg``, in words (MIN: 6).
         pointer_window: cap the pointer softmax at this many words plus the sentinel (``None``: MIN's full
             support; longer gold entities then get no pointer loss).
         fusion_hidden: ``None``: Eq. 4 maps the fused states straight to tag scores; else to this size,
@@ -241,12 +241,14 @@ class MIN(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", "max_segment": "max_width"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 transformer: nn.Module | None = None, hidden: int = 100, dropout: float = 0.5,
+                 encoder: nn.Module | None = None, lstm_hidden: int = 100, dropout: float = 0.5,
                  use_boundary: bool = True, use_type: bool = True, use_interaction: bool = True,
                  interacted_subtasks: bool = True, type_scheme: TypeScheme = "io", label_dim: int | None = None,
-                 decoder_hidden: int | None = None, max_segment: int = 6, pointer_window: int | None = None,
+                 decoder_hidden: int | None = None, max_width: int = 6, pointer_window: int | None = None,
                  fusion_hidden: int | None = None, type_loss_weight: float = 1.0, boundary_loss_weight: float = 1.0,
                  label_loss_weight: float = 0.0, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
@@ -259,17 +261,17 @@ class MIN(SequenceTagger):
         self.weights = {"type": type_loss_weight, "boundary": boundary_loss_weight, "label": label_loss_weight}
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
-        self.transformer = transformer
-        x_dim = self.embedder.output_dim + (transformer.output_dim if transformer is not None else 0)
+        self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
+        x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
         self.dropout = nn.Dropout(dropout)
-        self.ner_encoder = BiLSTMEncoder(x_dim, hidden)
+        self.ner_encoder = BiLSTMEncoder(x_dim, lstm_hidden)
         d = self.ner_encoder.output_dim
         fused = d
         self.type_names = type_tag_names(self.vocabs.labels, type_scheme)
         if use_boundary:
-            self.bdy_encoder = BiLSTMEncoder(x_dim, hidden)
+            self.bdy_encoder = BiLSTMEncoder(x_dim, lstm_hidden)
         if use_type:
-            self.type_encoder = BiLSTMEncoder(x_dim, hidden)
+            self.type_encoder = BiLSTMEncoder(x_dim, lstm_hidden)
         bdy_dim = type_dim = d
         if self.use_interaction:
             self.bdy_labels = LabelAttention(d, len(BOUNDARY_TAGS), label_dim)
@@ -279,7 +281,7 @@ class MIN(SequenceTagger):
             bdy_dim = type_dim = 2 * e
         if use_boundary:
             self.bdy_project = nn.Linear(bdy_dim, d) if self.interacted_subtasks else None
-            self.pointer = PointerBoundaryDecoder(d, decoder_hidden, max_segment, pointer_window)
+            self.pointer = PointerBoundaryDecoder(d, decoder_hidden, max_width, pointer_window)
             self.bdy_gate, self.seg_gate = Gate(d, bdy_dim), Gate(d, self.pointer.output_dim)
             fused += bdy_dim + self.pointer.output_dim
         if use_type:

@@ -192,8 +192,8 @@ class PSA(SequenceTagger):
         word_dim: word embedding size.
         freeze_embeddings: keep word vectors fixed (the paper fine-tunes them).
         char_encoder: character encoder factory (the paper: char BiLSTM, 30-d chars, hidden 100 in total).
-        hidden: word BiLSTM hidden size per direction (the paper: 300 in total, so 150).
-        num_layers: word BiLSTM layers (1).
+        lstm_hidden: word BiLSTM state size per direction (the paper: 300 in total, so 150).
+        lstm_layers: word BiLSTM layers (1).
         dropout: dropout on the BiLSTM input and output (0.55).
         fuse_input: fusion layer #1 on the embeddings (Table VII).
         fuse_output: fusion layer #2 on the BiLSTM output (Table VII).
@@ -207,9 +207,11 @@ class PSA(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 hidden: int = 150, num_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
+                 lstm_hidden: int = 150, lstm_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
                  fuse_output: bool = True, window: int = 10, self_mask: bool = True, token_bias: bool = True,
                  gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: float = 0.2,
                  absolute_position: bool = False, **kwargs: Any):
@@ -220,7 +222,7 @@ class PSA(SequenceTagger):
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
         self.dropout = nn.Dropout(dropout)
-        self.encoder = BiLSTMEncoder(self.embedder.output_dim, hidden, num_layers=num_layers)
+        self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
         options = dict(dropout=attention_dropout, window=window, self_mask=self_mask, token_bias=token_bias,
                        gaussian_bias=gaussian_bias, alphas=alphas)

@@ -1,4 +1,4 @@
-"""Exhaustive span classifier: every span up to ``max_width`` tokens is classified into a type or NONE.
+"""Exhaustive span classifier: every span up to ``max_width`` words is classified into a type or NONE.
 
 * M. G. Sohrab, M. Miwa. *Deep Exhaustive Model for Nested Named Entity Recognition.* EMNLP 2018.
   All regions up to a maximum length, BiLSTM over word + char embeddings, region representation from
@@ -7,15 +7,15 @@
   Span representation ``g = [h_start; h_end; pooled inside; phi(width)]``.
 
 This is Sohrab & Miwa's model with Lee et al.'s span features, on words (GloVe + chars, optionally
-transformer ``features``). It is *not* DSpERT's "shallow" baseline (L̃ = 0, Zhu et al. 2023 Table 3), which
+transformer ``encoder``). It is *not* DSpERT's "shallow" baseline (L̃ = 0, Zhu et al. 2023 Table 3), which
 keeps DSpERT's transformer, sub-word span grid, BiLSTM streams and boundary smoothing: that one is
 ``configs/dspert/ablations/shallow.yaml``. Departures from Sohrab & Miwa: the inside states are max-pooled
 (they average them), a width embedding (Lee et al.) is added, and the loss is injectable. Dropout:
-``embed_dropout`` / ``features_dropout`` on the inputs, ``dropout`` on the BiLSTM output and inside the
+``embed_dropout`` / ``encoder_dropout`` on the inputs, ``dropout`` on the BiLSTM output and inside the
 MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses Locate-and-Label's
 placement, so that pair stays comparable). Map to code:
 ``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifier.token_states`, ``f`` = optional
-``features`` module), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
+``encoder`` states), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
 ``g_ij = [max_{i<=t<j} h_t; h_i; h_{j-1} (; phi(j - i))]`` (:meth:`span_logits`), ``p_ij =
 softmax(W_2 relu(W_1 g_ij))`` over NONE + types; loss CE (Sohrab & Miwa), focal, or boundary smoothing
 (``loss``); decoding: argmax, drop NONE, greedy by probability without overlap (flat task) or without
@@ -48,19 +48,18 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
         freeze_embeddings: keep word vectors fixed.
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM`` / ``CharCNN``), or null.
-        features: optional word-level encoder with ``output_dim`` and ``forward(tokens: list[list[str]],
-            device) -> [B, L, output_dim]`` or ``(states, mask)``, e.g. ``ner_zoo.modules.transformer.
-            TransformerEncoder``; its states join the embeddings before the BiLSTM (Locate-and-Label style).
-            A features module with ``context > 0`` reads that many neighbouring sentences of the document.
-        hidden: BiLSTM hidden size per direction; 0 skips the BiLSTM (span features from the inputs).
-        num_layers: BiLSTM layers.
+        encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``); its word states
+            join the embeddings before the BiLSTM (Locate-and-Label style). With ``context > 0`` it reads that
+            many neighbouring sentences of the document.
+        lstm_hidden: BiLSTM state size per direction; 0 skips the BiLSTM (span features from the inputs).
+        lstm_layers: BiLSTM layers.
         dropout: dropout on the BiLSTM output and inside the MLP (and the inputs' default).
         embed_dropout: dropout on the word and char embeddings (``None``: ``dropout``).
-        features_dropout: dropout on the ``features`` states (``None``: ``embed_dropout``).
+        encoder_dropout: dropout on the ``encoder`` states (``None``: ``embed_dropout``).
         head_dropout: dropout on the span representation, the MLP's input (default 0). Locate-and-Label's
-            placement (``ablations/lnl_encoder.yaml``): ``embed_dropout`` 0.5, ``features_dropout`` 0,
+            placement (``ablations/lnl_encoder.yaml``): ``embed_dropout`` 0.5, ``encoder_dropout`` 0,
             ``dropout`` 0, ``head_dropout`` 0.5.
-        max_width: longest span enumerated (tokens); longer gold spans cannot be predicted (warned at fit).
+        max_width: longest span enumerated, in words; longer gold spans cannot be predicted (warned at fit).
         width_dim: width embedding size (0: none).
         ffn_dim: hidden size of the classifier MLP.
         loss: span loss (``ner_zoo.modules.span_losses.CrossEntropySpanLoss`` by default, ``FocalSpanLoss``,
@@ -68,10 +67,13 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
 
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
+                    "features_dropout": "encoder_dropout"}
+
     def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
                  freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 features: nn.Module | None = None, hidden: int = 200, num_layers: int = 1, dropout: float = 0.5,
-                 embed_dropout: float | None = None, features_dropout: float | None = None,
+                 encoder: nn.Module | None = None, lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
+                 embed_dropout: float | None = None, encoder_dropout: float | None = None,
                  head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150,
                  loss: SpanLoss | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
@@ -81,14 +83,14 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         self.embeddings_source, self.max_width = embeddings, max_width
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings)
-        self.features = features
-        input_dim = self.embedder.output_dim + (features.output_dim if features is not None else 0)
-        self.encoder = BiLSTMEncoder(input_dim, hidden, num_layers=num_layers) if hidden > 0 else None
+        self.features = encoder  # attribute names kept: the state-dict keys of saved checkpoints
+        input_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
+        self.encoder = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
         dim = self.encoder.output_dim if self.encoder is not None else input_dim
         self.dropout = nn.Dropout(dropout)
         embed_dropout = dropout if embed_dropout is None else embed_dropout
         self.embed_dropout = nn.Dropout(embed_dropout)
-        self.features_dropout = nn.Dropout(embed_dropout if features_dropout is None else features_dropout)
+        self.encoder_dropout = nn.Dropout(embed_dropout if encoder_dropout is None else encoder_dropout)
         self.head_dropout = nn.Dropout(head_dropout)
         self.width = WidthEmbedding(max_width, width_dim) if width_dim > 0 else None
         span_dim = 3 * dim + width_dim
@@ -113,7 +115,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         x = self.embed_dropout(self.embedder(batch))
         if self.features is not None:
             feats = self.features.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
-            x = torch.cat([x, self.features_dropout(feats.word_states.to(x.dtype))], -1)
+            x = torch.cat([x, self.encoder_dropout(feats.word_states.to(x.dtype))], -1)
         if self.encoder is not None:
             x = self.dropout(self.encoder(x, batch.mask))
         return x

@@ -148,10 +148,11 @@ def _short(class_path: str | None) -> str | None:
 
 
 def encoder_name(init: dict) -> str | None:
-    """``"<transformer> + <word vectors>"`` from a model's ``init_args`` (a transformer may sit under ``model``,
-    ``transformer``, ``features`` or ``encoder``, as a string or a class_path/init_args mapping)."""
+    """``"<transformer> + <word vectors>"`` from a model's ``init_args``, in the config vocabulary
+    (``docs/configs.md``): ``model`` names a model's built-in transformer, ``encoder`` is an injected
+    ``TransformerEncoder`` (class_path/init_args with its own ``model``), ``embeddings`` the word vectors."""
     names = []
-    for key in ("model", "transformer", "features", "encoder"):
+    for key in ("model", "encoder"):
         value = init.get(key)
         if isinstance(value, dict):
             value = (value.get("init_args") or {}).get("model")

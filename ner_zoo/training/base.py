@@ -22,7 +22,7 @@ import inspect
 import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import lightning.pytorch as pl
 import torch
@@ -112,6 +112,19 @@ class NERModule(pl.LightningModule):
         lr_scheduler: scheduler factory; its class attribute ``interval`` (``epoch``/``step``) is honoured.
         pretrained_lr: learning rate of pretrained transformer weights (``None``: same as the rest).
     """
+
+    #: init arguments renamed since an earlier release, old -> new (``docs/configs.md``, vocabulary): an old
+    #: key in a config is refused with one line naming the new one; a checkpoint saved with it still loads
+    RENAMED_KEYS: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def migrate_hparams(cls, hparams: Mapping[str, Any]) -> dict:
+        """Saved init arguments with their old names (:attr:`RENAMED_KEYS`) replaced by the current ones."""
+        out = dict(hparams)
+        for old, new in cls.RENAMED_KEYS.items():
+            if old in out and new not in out:
+                out[new] = out.pop(old)
+        return out
 
     def __init__(self, vocabs: dict | None = None, optimizer: OptimizerCallable = default_optimizer,
                  lr_scheduler: LRSchedulerCallable | None = None, pretrained_lr: float | None = None):

@@ -1,0 +1,82 @@
+"""One line for a config key that a class does not accept: where it is (``file:line`` or the command line) and,
+for a key renamed by the config vocabulary (``docs/configs.md``), its new name.
+
+jsonargparse reports such a key inside a many-line ``Union`` message that dumps the whole section; this reads
+the key path and the class out of it.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import import_module
+from pathlib import Path
+from typing import Sequence
+
+_OPTION = re.compile(r"Option '(\w+)' is not accepted")
+_KEY = re.compile(r'Parser key "([\w.]+)"')
+_CLASS = re.compile(r"class_path '([\w.]+)'")
+_LINE = re.compile(r"^(\s*)([A-Za-z_][\w.]*)\s*:")
+
+
+def config_files(args: Sequence[str]) -> list[str]:
+    """The ``--config``/``-c`` files of a command line, in order."""
+    files = []
+    for i, a in enumerate(args):
+        if a in ("--config", "-c") and i + 1 < len(args):
+            files.append(args[i + 1])
+        elif a.startswith("--config="):
+            files.append(a.split("=", 1)[1])
+    return files
+
+
+def find_key(path: str, text: str) -> int | None:
+    """The line number (1-based) of the block-style YAML key ``path`` (dotted) in ``text``, or None."""
+    want, stack = path.split("."), []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _LINE.match(line)
+        if m is None or line.lstrip().startswith("#"):
+            continue
+        indent = len(m.group(1))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, m.group(2)))
+        if [k for _, k in stack] == want:
+            return n
+    return None
+
+
+def renamed(class_path: str, option: str) -> str | None:
+    """The new name of ``option`` when ``class_path``'s class lists it in ``RENAMED_KEYS``."""
+    module, _, name = class_path.rpartition(".")
+    try:
+        cls = getattr(import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
+        return None
+    return getattr(cls, "RENAMED_KEYS", {}).get(option)
+
+
+def unknown_key_line(message: str, args: Sequence[str]) -> str | None:
+    """The one-line explanation of jsonargparse's ``message`` when it rejects an unknown key, else None."""
+    option = _OPTION.search(message)
+    if option is None:
+        return None
+    head = message[: option.start()]
+    keys, classes = _KEY.findall(head), _CLASS.findall(head)
+    if not keys:
+        return None
+    path = ".init_args.".join(keys) + ".init_args." + option.group(1)
+    owner = classes[-1] if len(classes) == len(keys) else None  # the class whose init_args hold the key
+    what = f"{owner.rsplit('.', 1)[-1]} has no option '{option.group(1)}'" if owner else "unknown key"
+    new = renamed(owner, option.group(1)) if owner else None
+    if new:
+        what += f" (renamed '{new}', see docs/configs.md)"
+    where = "command line" if f"--{path}" in args or any(a.startswith(f"--{path}=") for a in args) else None
+    for f in reversed(config_files(args)) if where is None else ():
+        try:
+            line = find_key(path, Path(f).read_text(encoding="utf-8"))
+        except OSError:
+            continue
+        if line is not None:
+            where = f"{f}:{line}"
+            break
+    return f"{where or 'config'}: {path}: {what}"

@@ -1,0 +1,60 @@
+"""The one registry of tiny model configs (``class_path``/``init_args``, in the config vocabulary of
+``docs/configs.md``): what the model battery, the reliability and long-input tests and the benchmarks build.
+
+Each model is small enough to fit a few steps on the sample corpus in seconds on a CPU. Transformer models
+take the directory of a tiny BERT (:mod:`ner_zoo.testing.tiny_bert`); ``extra`` keys override ``init_args``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+ADAM = {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}
+ADAMW = {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}
+CHAR_LSTM = {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 8}}
+CHAR_CNN = {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8, "filters": 8}}
+INTNET = {"class_path": "ner_zoo.modules.intnet.IntNet",
+          "init_args": {"char_dim": 8, "first_filters": 8, "filters": 4, "layers": 3, "dropout": 0.1}}
+
+#: name -> (class path, init_args); ``model`` (a tiny BERT directory) is added for transformer models
+TINY: dict[str, tuple[str, dict]] = {
+    "bilstm_crf": ("ner_zoo.models.BiLSTMCRF",
+                   {"word_dim": 16, "lstm_hidden": 16, "char_encoder": CHAR_LSTM, "dropout": 0.1, "optimizer": ADAM}),
+    "psa": ("ner_zoo.models.PSA",
+            {"word_dim": 16, "lstm_hidden": 12, "dropout": 0.1, "window": 3, "attention_dropout": 0.1,
+             "char_encoder": {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 6}},
+             "optimizer": ADAM}),
+    "hcr": ("ner_zoo.models.HCR",
+            {"word_dim": 16, "lstm_hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
+             "char_encoder": INTNET, "dropout": 0.1, "loss_reduction": "mean", "optimizer": ADAM}),
+    "min": ("ner_zoo.models.MIN",
+            {"word_dim": 16, "lstm_hidden": 12, "dropout": 0.1, "char_encoder": CHAR_LSTM, "optimizer": ADAM}),
+    "span_classifier": ("ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
+                        {"word_dim": 16, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
+                         "dropout": 0.1, "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"}, "optimizer": ADAM}),
+    "locate_and_label": ("ner_zoo.models.locate_and_label.LocateAndLabel",
+                         {"word_dim": 16, "lstm_hidden": 16, "ffn_dim": 32, "train_widths": [1, 2, 3], "max_width": 4,
+                          "embed_dropout": 0.1, "dropout": 0.1, "score_threshold": 0.3,
+                          "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"}, "optimizer": ADAM}),
+    "transformer_tagger": ("ner_zoo.models.transformer_tagger.TransformerTagger",
+                           {"casing_dim": 4, "dropout": 0.1, "pretrained_lr": 1e-3,
+                            "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 5e-3}}}),
+    "dspert": ("ner_zoo.models.dspert.DSpERT",
+               {"max_width": 6, "lstm_hidden": 8, "width_dim": 4, "ffn_dim": 16, "pretrained_lr": 1e-3,
+                "optimizer": ADAMW}),
+    "biaffine_ner": ("ner_zoo.models.biaffine_ner.BiaffineNER",
+                     {"lstm_hidden": 8, "ffn_dim": 16, "max_width": 8, "pretrained_lr": 1e-3, "optimizer": ADAMW}),
+}
+TRANSFORMER_MODELS = ("transformer_tagger", "dspert", "biaffine_ner")
+
+
+def tiny_model(name: str, bert_dir: str | Path | None = None, **extra) -> dict:
+    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top."""
+    class_path, init = TINY[name]
+    init = copy.deepcopy(init)
+    if name in TRANSFORMER_MODELS:
+        if bert_dir is None:
+            raise ValueError(f"{name} needs the directory of a tiny transformer (bert_dir)")
+        init["model"] = str(bert_dir)
+    return {"class_path": class_path, "init_args": {**init, **extra}}
