@@ -51,6 +51,8 @@ CONLL_MODELS := configs/baselines/conll2003.yaml configs/psa/conll2003.yaml conf
 bench: install
 	$(PY) benchmarks/vs_reference.py --steps 300 --rounds 2
 	$(PY) benchmarks/step_breakdown.py
+	$(PY) benchmarks/lightning_overhead.py
+	$(PY) benchmarks/batch_tokens.py
 	$(PY) benchmarks/long_sentences.py
 	$(PY) benchmarks/crf_speed.py
 	$(PY) benchmarks/read_speed.py
