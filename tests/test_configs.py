@@ -77,8 +77,8 @@ def cli_parser():
 def parse(files: list[Path], extra: list[str] = ()) -> dict:
     parser = cli_parser()
     args = [a for f in files for a in ("--config", str(f))] + [str(a) for a in extra]
-    cfg = parser.parse_args(args)
-    return json.loads(parser.dump(cfg, format="json"))
+    cfg = parser.parse_args(args)  # validates; the dump need not validate again (a third of the time)
+    return json.loads(parser.dump(cfg, format="json", skip_validation=True))
 
 
 @lru_cache(maxsize=None)
