@@ -9,7 +9,11 @@ process, so the ratios hold on a busy machine even when the milliseconds do not:
 * char BiLSTM, forward + backward: packed over every word of the batch vs unpacked over its distinct words;
 * word BiLSTM, forward + backward: packed vs unpacked (each row reversed within its length for the
   backward direction);
-* CRF NLL forward + backward, gradient clipping (norm 5) for reference;
+* dropout (0.5 on the embeddings and on the BiLSTM output), forward + backward: ``nn.Dropout`` (CPU
+  ``bernoulli_``) vs :class:`ner_zoo.modules.dropout.Dropout` (mask from ``rand``, same distribution);
+* CRF NLL forward + backward, for reference;
+* gradient clipping (norm 5): ``clip_grad_norm_`` over every gradient vs ``clip_grad_norm_rows`` reading only
+  the word-embedding rows the batch looked up (the others are zero);
 * SGD with momentum: the per-parameter loop vs the fused kernel;
 * a whole step (forward, backward, clip, SGD) with the plain parts vs the fast ones;
 * the reference script's step (``../shared/reference/bilstm_crf.py``, imported: its model, batching, CRF,
@@ -38,8 +42,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import ner_zoo.modules.char_encoders as char_encoders  # noqa: E402
+from ner_zoo.modules.dropout import Dropout  # noqa: E402
 import ner_zoo.modules.rnn as rnn  # noqa: E402
-from ner_zoo.training.base import fused_if_unset  # noqa: E402
+from ner_zoo.training.base import clip_grad_norm_rows, fused_if_unset  # noqa: E402
 from throughput import build_model, load_data  # noqa: E402
 
 UNPACKED = rnn.bilstm
@@ -51,9 +56,15 @@ def packed(lstm, x, lengths):
     return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
 
 
+MODEL = None  # the model whose dropout plain_paths switches
+
+
 def plain_paths(on: bool) -> None:
-    """Packed LSTMs everywhere, and the char BiLSTM over every word (no distinct-word pass), when ``on``."""
+    """Packed LSTMs everywhere, the char BiLSTM over every word (no distinct-word pass) and ``nn.Dropout``,
+    when ``on``."""
     rnn.bilstm = char_encoders.bilstm = packed if on else UNPACKED
+    if MODEL is not None:
+        MODEL.dropout.__class__ = torch.nn.Dropout if on else Dropout
 
 
 def load_reference(path: Path, model, dm, groups):
@@ -100,6 +111,8 @@ def main() -> None:
     dm, corpus = load_data(config)
     torch.manual_seed(0)
     model = build_model(config["model"], dm.vocabs).train()
+    global MODEL
+    MODEL = model
     loader = dm._loader(dm.sentences("train"), train=True)
     items = []
     for idx in loader.sampler.__iter__():
@@ -137,6 +150,15 @@ def main() -> None:
             model.encoder(x, b.mask).sum().backward()
         plain_paths(False)
 
+    drop_inputs = [(x.clone().requires_grad_(), torch.randn(*b.words.shape, model.encoder.output_dim,
+                                                            requires_grad=True)) for b, x in zip(batches, x_cache)]
+
+    def dropout_step(plain: bool):
+        plain_paths(plain)
+        for x, h in drop_inputs:
+            (model.dropout(x).sum() + model.dropout(h).sum()).backward()
+        plain_paths(False)
+
     emissions = [torch.randn(*b.words.shape, model.num_tags, requires_grad=True) for b in batches]
 
     def crf_step():
@@ -153,9 +175,22 @@ def main() -> None:
         for _ in batches:
             opt.step()
 
-    def clip_step():
-        for _ in batches:
+    embedding = model.embedder.words.embedding.weight
+    rows = [torch.unique(b.words) for b in batches]
+
+    def clip_step(plain: bool):
+        for r in rows:
+            if plain:
+                torch.nn.utils.clip_grad_norm_(params, 5.0)
+            else:
+                clip_grad_norm_rows(params, 5.0, {id(embedding): r})
+
+    def clip(plain: bool):
+        touched = model.embedder.words.touched_rows()
+        if plain or touched is None:
             torch.nn.utils.clip_grad_norm_(params, 5.0)
+        else:
+            clip_grad_norm_rows(params, 5.0, {id(touched[0]): touched[1]})
 
     def whole_step(plain: bool):
         opt = plain_sgd if plain else fused_sgd
@@ -167,7 +202,7 @@ def main() -> None:
             loss = model.compute_loss(b)
             opt.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 5.0)
+            clip(plain)
             opt.step()
         chars.dropout.p = char_dropout
         plain_paths(False)
@@ -177,8 +212,9 @@ def main() -> None:
     parts = [("collation", collate_cold, collate_warm),
              ("char BiLSTM fwd+bwd", lambda: char_step(True), lambda: char_step(False)),
              ("word BiLSTM fwd+bwd", lambda: word_step(True), lambda: word_step(False)),
+             ("dropout x2 fwd+bwd", lambda: dropout_step(True), lambda: dropout_step(False)),
              ("CRF NLL fwd+bwd", None, crf_step),
-             ("clip grad norm 5", None, clip_step),
+             ("clip grad norm 5", lambda: clip_step(True), lambda: clip_step(False)),
              ("SGD momentum step", lambda: sgd_step(plain_sgd), lambda: sgd_step(fused_sgd)),
              ("whole step (no Lightning)", lambda: whole_step(True), lambda: whole_step(False))]
     if reference_step is not None:

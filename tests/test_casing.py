@@ -13,18 +13,18 @@ from ner_zoo.data.schema import Sentence
 from test_long_documents import NAMES, _models
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
-WITH_FEATURES = ("span_classifier", "locate_and_label")  # the transformer is their `features` module
+WITH_ENCODER = ("span_classifier", "locate_and_label")  # their transformer is the injected `encoder`
 
 
 def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
     config = copy.deepcopy(_models(str(bert))[name])
     init = config["init_args"]
-    target = init["features"]["init_args"] if name in WITH_FEATURES else init
+    target = init["encoder"]["init_args"] if name in WITH_ENCODER else init
     target.pop("casing_dim", None)
     if casing_dim is not None:
         target["casing_dim"] = casing_dim
     model = build(config, copy.deepcopy(SAMPLE_DATA), tmp_path).model.eval()
-    return model, model.features if name in WITH_FEATURES else model.encoder
+    return model, model.features if name in WITH_ENCODER else model.encoder
 
 
 def _loss(model, tokens: list[str]) -> torch.Tensor:
@@ -37,7 +37,7 @@ def _loss(model, tokens: list[str]) -> torch.Tensor:
 def test_uncased_encoder_gets_casing_by_default(name, tiny_bert_dir, tmp_path):  # noqa: F811
     model, encoder = _build(name, tiny_bert_dir, tmp_path)
     assert encoder.uncased and encoder.casing_dim == 8
-    if name not in WITH_FEATURES:  # (their GloVe/char inputs see case anyway)
+    if name not in WITH_ENCODER:  # (their GloVe/char inputs see case anyway)
         torch.manual_seed(0)
         upper, lower = _loss(model, ["Peter", "is", "here"]), _loss(model, ["peter", "is", "here"])
         assert not torch.equal(upper, lower)

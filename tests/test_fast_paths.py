@@ -203,3 +203,69 @@ def test_training_loader_builds_the_ids_of_every_sentence_up_front():
     loader = dm.train_dataloader()
     assert len(loader.collate_fn._ids) == len(dm.train_sentences()) == 12
     assert not dm.val_dataloader().collate_fn._ids  # evaluation: built as batches come
+
+
+def test_rand_dropout_keeps_at_the_rate_scales_and_backpropagates_through_the_mask():
+    from ner_zoo.modules.dropout import Dropout
+
+    drop = Dropout(0.3)
+    x = torch.randn(200, 50, 40, requires_grad=True)
+    torch.manual_seed(1)
+    y = drop(x)
+    kept = y != 0
+    assert abs(kept.float().mean().item() - 0.7) < 0.01
+    torch.testing.assert_close(y[kept], x[kept] / 0.7)
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, kept.float() / 0.7)
+    torch.manual_seed(1)
+    assert torch.equal(drop(x), y)  # seeded by the global generator
+    assert not torch.equal(drop(x), y)
+    drop.eval()
+    assert torch.equal(drop(x), x)
+    assert isinstance(drop, nn.Dropout) and Dropout(0.0).train()(x) is x
+
+
+
+def test_clipping_over_touched_rows_equals_clip_grad_norm():
+    from ner_zoo.modules.embeddings import WordEmbedding
+    from ner_zoo.training.base import clip_grad_norm_rows
+
+    torch.manual_seed(0)
+    emb, lin = WordEmbedding(500, 6), nn.Linear(6, 3)
+    emb.track_rows = True
+    params = [emb.embedding.weight, lin.weight, lin.bias]
+    for scale, max_norm, clipped in ((1.0, 0.5, True), (1e-4, 5.0, False)):
+        for p in params:
+            p.grad = None
+        (lin(emb(torch.randint(0, 500, (4, 7)))).sum() + lin(emb(torch.tensor([[3, 3, 499]]))).sum() * 2).mul(
+            scale).backward()
+        weight, rows = emb.touched_rows()
+        assert weight is params[0] and emb.touched_rows() is None  # consumed
+        copies = [nn.Parameter(p.detach().clone()) for p in params]
+        for c, p in zip(copies, params):
+            c.grad = p.grad.clone()
+        expected = torch.nn.utils.clip_grad_norm_(copies, max_norm)
+        assert bool(expected > max_norm) == clipped
+        torch.testing.assert_close(clip_grad_norm_rows(params, max_norm, {id(weight): rows}), expected)
+        for c, p in zip(copies, params):
+            torch.testing.assert_close(p.grad, c.grad)
+
+
+def test_a_fit_clipping_over_touched_rows_takes_the_same_steps(tmp_path, monkeypatch):
+    import ner_zoo.training.base as base
+    from battery import SAMPLE_DATA, build
+
+    calls = []
+    real = base.clip_grad_norm_rows
+    monkeypatch.setattr(base, "clip_grad_norm_rows", lambda *a: calls.append(1) or real(*a))
+    weights = []
+    for track in (True, False):
+        model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"word_dim": 8, "lstm_hidden": 8}}
+        cli = build(model, SAMPLE_DATA, tmp_path / str(track), trainer={
+            "max_epochs": 1, "limit_val_batches": 0, "gradient_clip_val": 0.05})
+        cli.model.embedder.words.track_rows = track
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+        weights.append({k: v.clone() for k, v in cli.model.state_dict().items()})
+    assert len(calls) == 6  # every step of the tracked fit, none of the other
+    for k in weights[0]:
+        torch.testing.assert_close(weights[0][k], weights[1][k], msg=k)

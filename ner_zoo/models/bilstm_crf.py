@@ -21,6 +21,7 @@ from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.dropout import Dropout
 from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
@@ -56,7 +57,8 @@ class BiLSTMCRF(SequenceTagger):
         self.embeddings_source = embeddings
         self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
                                          freeze_embeddings, singleton_unk)
-        self.dropout = nn.Dropout(dropout)
+        self.embedder.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
+        self.dropout = Dropout(dropout)
         self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
 

@@ -129,6 +129,10 @@ class WordEmbedding(nn.Module):
         self.output_dim = dim
         self.stats: PretrainedStats | None = None
         self.singleton_unk, self.unk_idx = singleton_unk, unk_idx
+        #: record the ids of training lookups, so gradient clipping reads only the rows they touched (the other
+        #: rows of the gradient are zero); set by a model whose weight nothing else reads (see touched_rows)
+        self.track_rows = False
+        self._rows: list[torch.Tensor] | None = []
         # which ids are training singletons; not saved (prepare() recomputes it from the training split)
         self.register_buffer("singletons", torch.zeros(num_embeddings if singleton_unk else 0, dtype=torch.bool),
                              persistent=False)
@@ -174,10 +178,22 @@ class WordEmbedding(nn.Module):
         module.stats = stats
         return module
 
+    def touched_rows(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``(weight, distinct ids looked up in training since the last call)``, or ``None`` when not known
+        (tracking off, no lookup, or more than 64 lookups since the last call); starts a new record."""
+        rows, self._rows = self._rows, []
+        if not self.track_rows or not rows or not self.embedding.weight.requires_grad:
+            return None
+        return self.embedding.weight, torch.unique(torch.cat([r.reshape(-1) for r in rows]))
+
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """``[B, L]`` word ids -> ``[B, L, dim]``."""
         if self.training and self.singleton_unk > 0 and self.singletons.numel():
             ids = self.replace_singletons(ids)
+        if self.track_rows and self.training and self._rows is not None:
+            self._rows.append(ids)
+            if len(self._rows) > 64:  # nobody consumes them (a loop without clipping): stop, report unknown
+                self._rows = None
         return self.dropout(self.embedding(ids))
 
 
