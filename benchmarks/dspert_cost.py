@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from ner_zoo.data.schema import Sentence, Span  # noqa: E402
 from ner_zoo.models.dspert import DSpERT  # noqa: E402
 from ner_zoo.modules.span_transformer import SpanTransformer  # noqa: E402
+from ner_zoo.modules.transformer import TransformerEncoder  # noqa: E402
 from ner_zoo.testing.tiny_bert import build_tiny_bert, sample_words  # noqa: E402
 
 
@@ -104,7 +105,8 @@ def model_costs(path: str, voc: dict, settings: list[tuple[int, int]], rounds: i
         out = {"K": K, "length": length}
         for name, extra in (("shallow", dict(depth=0)), ("dspert", {}), ("dspert_ckpt", dict(checkpoint=True))):
             torch.manual_seed(0)
-            model = DSpERT(vocabs=voc, model=path, max_width=K, **extra).train()
+            encoder = TransformerEncoder(path, max_subwords_per_word=5, plm_dropout=0.2)  # DSpERT's defaults
+            model = DSpERT(vocabs=voc, encoder=encoder, max_width=K, **extra).train()
             opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
             batch = make_batch(model, length)
             out[name] = (timed(lambda: step(model, opt, batch), rounds), saved_bytes(model, batch) / 2 ** 20)

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-import torch
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # tiny models: one thread is faster, and parallel tests don't thrash
 os.environ.setdefault("WANDB_MODE", "offline")
@@ -15,8 +14,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-torch.set_num_threads(1)
 
 DATA_ROOT = Path(os.environ.get("NER_ZOO_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
@@ -27,6 +24,13 @@ def corpus_dir(name: str) -> Path:
     if not path.is_dir() or not any(p.name != "PROVENANCE.md" for p in path.iterdir()):
         pytest.skip(f"corpus {name!r} not available under {DATA_ROOT}")
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread():
+    import torch  # here, not at import: the pytest-xdist controller then never loads torch (~3 s per run)
+
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)

@@ -13,13 +13,13 @@ from ner_zoo.data.schema import Sentence
 from test_long_documents import NAMES, _models
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
-WITH_FEATURES = ("span_classifier", "locate_and_label")  # the transformer is their `features` module
+WITH_FEATURES = ("span_classifier", "locate_and_label")  # their `encoder` module is the attribute `features`
 
 
 def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
     config = copy.deepcopy(_models(str(bert))[name])
     init = config["init_args"]
-    target = init["features"]["init_args"] if name in WITH_FEATURES else init
+    target = init["encoder"]["init_args"]
     target.pop("casing_dim", None)
     if casing_dim is not None:
         target["casing_dim"] = casing_dim

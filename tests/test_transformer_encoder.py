@@ -235,3 +235,12 @@ def test_bad_arguments(tiny_bert_dir):  # noqa: F811
         TransformerEncoder(str(tiny_bert_dir), layers=[-1, 7])
     with pytest.raises(ValueError, match="empty sentence"):
         TransformerEncoder(str(tiny_bert_dir))([["a"], []])
+
+
+def test_plm_dropout_sets_every_dropout_inside_the_pretrained_model(tiny_bert_dir):  # noqa: F811
+    """``plm_dropout`` (BiaffineNER's and DSpERT's 0.2) reaches the hidden and attention dropout of the model;
+    ``None`` keeps the model's own."""
+    own = {m.p for m in TransformerEncoder(str(tiny_bert_dir)).model.modules() if isinstance(m, torch.nn.Dropout)}
+    set_ = {m.p for m in TransformerEncoder(str(tiny_bert_dir), plm_dropout=0.3).model.modules()
+            if isinstance(m, torch.nn.Dropout)}
+    assert set_ == {0.3} and own and 0.3 not in own

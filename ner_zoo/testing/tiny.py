@@ -17,7 +17,7 @@ CHAR_CNN = {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8
 INTNET = {"class_path": "ner_zoo.modules.intnet.IntNet",
           "init_args": {"char_dim": 8, "first_filters": 8, "filters": 4, "layers": 3, "dropout": 0.1}}
 
-#: name -> (class path, init_args); ``model`` (a tiny BERT directory) is added for transformer models
+#: name -> (class path, init_args); transformer models get ``encoder`` (:func:`tiny_model`)
 TINY: dict[str, tuple[str, dict]] = {
     "bilstm_crf": ("ner_zoo.models.BiLSTMCRF",
                    {"word_dim": 16, "lstm_hidden": 16, "char_encoder": CHAR_LSTM, "dropout": 0.1, "optimizer": ADAM}),
@@ -38,7 +38,7 @@ TINY: dict[str, tuple[str, dict]] = {
                           "embed_dropout": 0.1, "dropout": 0.1, "score_threshold": 0.3,
                           "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"}, "optimizer": ADAM}),
     "transformer_tagger": ("ner_zoo.models.transformer_tagger.TransformerTagger",
-                           {"casing_dim": 4, "dropout": 0.1, "pretrained_lr": 1e-3,
+                           {"dropout": 0.1, "pretrained_lr": 1e-3,
                             "optimizer": {"class_path": "torch.optim.AdamW", "init_args": {"lr": 5e-3}}}),
     "dspert": ("ner_zoo.models.dspert.DSpERT",
                {"max_width": 6, "lstm_hidden": 8, "width_dim": 4, "ffn_dim": 16, "pretrained_lr": 1e-3,
@@ -46,15 +46,22 @@ TINY: dict[str, tuple[str, dict]] = {
     "biaffine_ner": ("ner_zoo.models.biaffine_ner.BiaffineNER",
                      {"lstm_hidden": 8, "ffn_dim": 16, "max_width": 8, "pretrained_lr": 1e-3, "optimizer": ADAMW}),
 }
-TRANSFORMER_MODELS = ("transformer_tagger", "dspert", "biaffine_ner")
+#: name -> the ``init_args`` of its ``encoder`` (a ``TransformerEncoder``) besides ``model``
+TRANSFORMER_MODELS: dict[str, dict] = {"transformer_tagger": {"casing_dim": 4},
+                                       "dspert": {"max_subwords_per_word": 5, "plm_dropout": 0.2},
+                                       "biaffine_ner": {"plm_dropout": 0.2}}
 
 
-def tiny_model(name: str, bert_dir: str | Path | None = None, **extra) -> dict:
-    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top."""
+def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | None = None, **extra) -> dict:
+    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top; a transformer
+    model's ``encoder`` reads the tiny transformer in ``bert_dir``, with ``encoder`` init arguments on top."""
     class_path, init = TINY[name]
     init = copy.deepcopy(init)
     if name in TRANSFORMER_MODELS:
         if bert_dir is None:
             raise ValueError(f"{name} needs the directory of a tiny transformer (bert_dir)")
-        init["model"] = str(bert_dir)
+        init["encoder"] = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                           "init_args": {"model": str(bert_dir), **TRANSFORMER_MODELS[name], **(encoder or {})}}
+    elif encoder is not None:
+        raise ValueError(f"{name} has no transformer encoder in its tiny config")
     return {"class_path": class_path, "init_args": {**init, **extra}}

@@ -18,6 +18,7 @@ rate groups for pretrained weights, NaN guard, prediction records) lives here on
 
 from __future__ import annotations
 
+import copy
 import inspect
 import itertools
 import random
@@ -114,16 +115,32 @@ class NERModule(pl.LightningModule):
     """
 
     #: init arguments renamed since an earlier release, old -> new (``docs/configs.md``, vocabulary): an old
-    #: key in a config is refused with one line naming the new one; a checkpoint saved with it still loads
+    #: key in a config is refused with one line naming the new one; a checkpoint saved with it still loads.
+    #: A dotted new name (``encoder.init_args.model``) moved into a group (:attr:`GROUPS`).
     RENAMED_KEYS: ClassVar[Mapping[str, str]] = {}
+    #: group key -> its saved form before any moved key goes in (e.g. ``{"class_path": ..., "init_args": {}}``)
+    GROUPS: ClassVar[Mapping[str, Mapping]] = {}
 
     @classmethod
     def migrate_hparams(cls, hparams: Mapping[str, Any]) -> dict:
-        """Saved init arguments with their old names (:attr:`RENAMED_KEYS`) replaced by the current ones."""
+        """Saved init arguments with their old names (:attr:`RENAMED_KEYS`) replaced by the current ones; keys
+        that moved into a group are nested there (the group made from :attr:`GROUPS` when it was not saved)."""
         out = dict(hparams)
         for old, new in cls.RENAMED_KEYS.items():
-            if old in out and new not in out:
-                out[new] = out.pop(old)
+            if old not in out:
+                continue
+            group, *path = new.split(".")
+            if not path:
+                if new not in out:
+                    out[new] = out.pop(old)
+                continue
+            if out.get(group) is None:
+                out[group] = copy.deepcopy(dict(cls.GROUPS[group]))
+            node = out[group] = copy.deepcopy(out[group])
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node.setdefault(path[-1], out[old])
+            del out[old]
         return out
 
     def __init__(self, vocabs: dict | None = None, optimizer: OptimizerCallable = default_optimizer,
