@@ -53,8 +53,9 @@ TRANSFORMER_MODELS: dict[str, dict] = {"transformer_tagger": {"casing_dim": 4},
 
 
 def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | None = None, **extra) -> dict:
-    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top; a transformer
-    model's ``encoder`` reads the tiny transformer in ``bert_dir``, with ``encoder`` init arguments on top."""
+    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top. A transformer
+    model's ``encoder`` reads the tiny transformer in ``bert_dir``, with ``encoder``'s init arguments on top;
+    another model takes ``encoder`` as its whole (optional) component."""
     class_path, init = TINY[name]
     init = copy.deepcopy(init)
     if name in TRANSFORMER_MODELS:
@@ -62,6 +63,6 @@ def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | No
             raise ValueError(f"{name} needs the directory of a tiny transformer (bert_dir)")
         init["encoder"] = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                            "init_args": {"model": str(bert_dir), **TRANSFORMER_MODELS[name], **(encoder or {})}}
-    elif encoder is not None:
-        raise ValueError(f"{name} has no transformer encoder in its tiny config")
+    elif encoder is not None:  # an optional encoder (HCR, MIN, span models): the whole component
+        init["encoder"] = encoder
     return {"class_path": class_path, "init_args": {**init, **extra}}
