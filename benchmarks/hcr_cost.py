@@ -27,6 +27,7 @@ import torch
 from harness import batches_heading, data_root, load_train_batches, make_parser, setup, time_models
 from ner_zoo.data.batching import Batch
 from ner_zoo.models.hcr import HCR
+from ner_zoo.modules.embeddings import Words
 from ner_zoo.modules.intnet import IntNet
 from ner_zoo.modules.memory import KeyValueTokenMemory
 
@@ -42,7 +43,7 @@ def make_models(dm, device: torch.device, slots: int) -> dict:
     train = dm.sentences("train")
     for key, flags in VARIANTS.items():
         torch.manual_seed(0)
-        model = HCR(vocabs=dm.vocabs, word_dim=WORD_DIM, lstm_hidden=HIDDEN, dropout=0.5, char_encoder=IntNet,
+        model = HCR(vocabs=dm.vocabs, words=Words(dim=WORD_DIM), lstm_hidden=HIDDEN, dropout=0.5, char_encoder=IntNet,
                     sentence_hidden=64, label_kernel=55, memory_slots=slots, loss_reduction="sum", **flags)
         model.prepare(train, {})  # label embeddings, memory index
         if model.memory is not None:  # steady state: every slot written once

@@ -28,6 +28,7 @@ from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import Vocabularies
 from ner_zoo.models.min import MIN, MINCollator, type_tag_names
 from ner_zoo.modules import CharBiLSTM
+from ner_zoo.modules.embeddings import Words
 
 VARIANTS = {"ner_only": ("NER module only", dict(use_boundary=False, use_type=False)),
             "no_boundary": ("w/o boundary", dict(use_boundary=False)),
@@ -44,7 +45,7 @@ def make_models(vocabs: dict, device: torch.device, names: list[str]) -> dict:
     models = {}
     for key in names:
         torch.manual_seed(0)
-        model = MIN(vocabs=vocabs, word_dim=50, lstm_hidden=100, dropout=0.5, char_encoder=char_encoder,
+        model = MIN(vocabs=vocabs, words=Words(dim=50), lstm_hidden=100, dropout=0.5, char_encoder=char_encoder,
                     **VARIANTS[key][1]).to(device).train()
         models[key] = (model, torch.optim.Adam(model.parameters(), lr=0.01))
     return models

@@ -24,6 +24,7 @@ from harness import batches_heading, load_train_batches, make_parser, setup, tim
 from ner_zoo.data.batching import Batch
 from ner_zoo.models.psa import PSA
 from ner_zoo.modules import CharBiLSTM
+from ner_zoo.modules.embeddings import Words
 
 VARIANTS = {"BiLSTM-CRF": dict(fuse_input=False, fuse_output=False),
             "PSA fusion #1 only": dict(fuse_input=True, fuse_output=False),
@@ -39,7 +40,7 @@ def make_models(vocabs: dict, device: torch.device, names: list[str]) -> dict:
     models = {}
     for name in names:
         torch.manual_seed(0)
-        model = PSA(vocabs=vocabs, word_dim=50, lstm_hidden=150, dropout=0.55, char_encoder=char_encoder,
+        model = PSA(vocabs=vocabs, words=Words(dim=50), lstm_hidden=150, dropout=0.55, char_encoder=char_encoder,
                     **VARIANTS[name]).to(device).train()
         models[name] = (model, torch.optim.SGD(model.parameters(), lr=0.015, momentum=0.9))
     return models

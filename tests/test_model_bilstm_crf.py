@@ -12,7 +12,7 @@ class TestBiLSTMCRF(ModelBattery):
 
 class TestCNNBiLSTMSoftmax(ModelBattery):
     model = {"class_path": "ner_zoo.models.BiLSTMCRF",
-             "init_args": {"word_dim": 16, "lstm_hidden": 16, "char_encoder": CHAR_CNN, "use_crf": False,
+             "init_args": {"words": {"dim": 16}, "lstm_hidden": 16, "char_encoder": CHAR_CNN, "use_crf": False,
                            "optimizer": {"class_path": "torch.optim.SGD", "init_args": {"lr": 0.1, "momentum": 0.9}},
                            "lr_scheduler": {"class_path": "ner_zoo.training.InverseTimeDecay",
                                             "init_args": {"decay": 0.05}}}}

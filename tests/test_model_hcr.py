@@ -376,7 +376,7 @@ def test_configs_compose(tmp_path, main, ablation):
     data = tmp_path / "data.yaml"
     data.write_text("data:\n  class_path: ner_zoo.data.SampleCorpus\n"
                     "  init_args: {max_sentences: 20, embeddings: null}\n"
-                    "model:\n  init_args: {embeddings: null}\ntrainer: {logger: false}\n")
+                    "model:\n  init_args: {words: {vectors: null}}\ntrainer: {logger: false}\n")
     args = ["--config", str(CONFIGS / main)]
     if ablation:
         args += ["--config", str(CONFIGS / "ablations" / ablation)]

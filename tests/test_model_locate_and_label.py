@@ -338,7 +338,7 @@ def test_pos_column_predicted_by_a_zoo_checkpoint(tmp_path):
     """``predicted_columns`` adds a column from any zoo checkpoint (here a tiny NER tagger's IOB2 tags),
     so Locate-and-Label's x^pos can be supplied offline."""
     tagger = {"class_path": "ner_zoo.models.BiLSTMCRF",
-              "init_args": {"word_dim": 8, "lstm_hidden": 8, "char_encoder": None,
+              "init_args": {"words": {"dim": 8}, "lstm_hidden": 8, "char_encoder": None,
                             "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
     from battery import SAMPLE_DATA
 

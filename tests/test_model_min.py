@@ -255,7 +255,7 @@ def test_ablations_override(path):
 def test_interacted_subtasks_ablation_feeds_the_bilstm_states_to_the_subtasks():
     ablation = ROOT / "configs" / "min" / "ablations" / "no_interacted_subtasks.yaml"
     data = {"data": {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"max_sentences": 8, "embeddings": None}},
-            "model": {"init_args": {"embeddings": None}}, "trainer": {"logger": False}}
+            "model": {"init_args": {"words": {"vectors": None}}}, "trainer": {"logger": False}}
     models = {}
     for name, extra in (("main", []), ("ablation", ["--config", str(ablation)])):
         args = ["--config", str(ROOT / "configs" / "min" / "conll2003.yaml"), *extra, "--config", json.dumps(data)]

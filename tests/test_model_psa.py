@@ -14,6 +14,7 @@ import yaml
 from battery import SAMPLE_DATA, ModelBattery, build
 from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.models.psa import PSA, ContextFusion, PositionAwareSelfAttention, relative_index
+from ner_zoo.modules.embeddings import Words
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_MODEL = tiny_model("psa")
@@ -180,7 +181,7 @@ def test_one_token_sentence_gets_zero_context_fp32_and_bf16():
 def _tiny_psa(vocabs: dict, **kw) -> PSA:
     from ner_zoo.modules import CharBiLSTM
 
-    return PSA(vocabs=vocabs, word_dim=16, lstm_hidden=12, window=3, char_encoder=lambda n: CharBiLSTM(n, 8, 6), **kw)
+    return PSA(vocabs=vocabs, words=Words(dim=16), lstm_hidden=12, window=3, char_encoder=lambda n: CharBiLSTM(n, 8, 6), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +226,7 @@ def test_no_fusion_equals_bilstm_crf(sample):
     torch.manual_seed(3)
     psa = _tiny_psa(vocabs, fuse_input=False, fuse_output=False).eval()
     torch.manual_seed(3)
-    base = BiLSTMCRF(vocabs=vocabs, word_dim=16, lstm_hidden=12, char_encoder=lambda n: CharBiLSTM(n, 8, 6)).eval()
+    base = BiLSTMCRF(vocabs=vocabs, words=Words(dim=16), lstm_hidden=12, char_encoder=lambda n: CharBiLSTM(n, 8, 6)).eval()
     assert sum(p.numel() for p in psa.parameters()) == sum(p.numel() for p in base.parameters())
     with torch.no_grad():
         torch.testing.assert_close(psa.emissions(batch), base.emissions(batch))
@@ -248,7 +249,7 @@ def _config_model(path: Path, *overrides: Path) -> dict:
     model = yaml.safe_load(path.read_text())["model"]
     for extra in overrides:
         model["init_args"].update(yaml.safe_load(extra.read_text())["model"]["init_args"])
-    model["init_args"]["embeddings"] = None  # no GloVe in unit tests
+    model["init_args"]["words"] = {**model["init_args"].get("words", {}), "vectors": None}  # no GloVe in unit tests
     return model
 
 

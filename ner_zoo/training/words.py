@@ -16,7 +16,7 @@ from lightning.pytorch.utilities import rank_zero_info
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.vectors import read_vectors
 from ner_zoo.data.vocab import Vocab
-from ner_zoo.modules.embeddings import WordEmbedding, pretrained_matrix
+from ner_zoo.modules.embeddings import WordEmbedding, Words, pretrained_matrix
 
 
 def load_word_vectors(embedding: WordEmbedding, vocab: Vocab, source: str) -> None:
@@ -25,8 +25,8 @@ def load_word_vectors(embedding: WordEmbedding, vocab: Vocab, source: str) -> No
     words, vectors = read_vectors(source)
     dim = embedding.embedding.weight.shape[1]
     if vectors.shape[1] != dim:
-        raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but word_dim is {dim}; "
-                         f"set model.init_args.word_dim: {vectors.shape[1]}")
+        raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but words.dim is {dim}; "
+                         f"set model.init_args.words.dim: {vectors.shape[1]}")
     matrix, stats = pretrained_matrix(vocab.itos, words, vectors, normalize_digits=vocab.normalize_digits)
     with torch.no_grad():
         embedding.embedding.weight.copy_(matrix)
@@ -49,3 +49,11 @@ def mark_singletons(embedding: WordEmbedding, vocab: Vocab, train: Iterable[Sent
         embedding.set_singletons(ids)
         rank_zero_info(f"singleton_unk {embedding.singleton_unk}: {len(ids)} training singletons read as <unk> "
                        "at that rate in training")
+
+
+def prepare_words(embedding: WordEmbedding, vocab: Vocab, words: Words, train: Iterable[Sentence]) -> None:
+    """What a model's ``prepare`` does for its word table: the pretrained ``words.vectors`` (when set) and the
+    training singletons (when ``words.singleton_unk`` > 0). A checkpoint restores trained weights over these."""
+    if words.vectors is not None:
+        load_word_vectors(embedding, vocab, words.vectors)
+    mark_singletons(embedding, vocab, train)
