@@ -132,6 +132,11 @@ WORDS_RENAMED = {"embeddings": "words.vectors", "word_dim": "words.dim", "freeze
               "singleton_unk": "words.singleton_unk"}
 
 
+def _flush_lazy_rows(module, prefix, keep_vars) -> None:
+    if module.lazy is not None:  # a saved weight is an up-to-date one
+        module.lazy.flush()
+
+
 class WordEmbedding(nn.Module):
     """Word embeddings with optional freezing, dropout and singleton replacement.
 
@@ -163,6 +168,9 @@ class WordEmbedding(nn.Module):
         #: rows of the gradient are zero); set by a model whose weight nothing else reads (see touched_rows)
         self.track_rows = False
         self._rows: list[torch.Tensor] | None = []
+        #: set while training with lazy row updates (ner_zoo.training.lazy_rows.LazyRows; needs track_rows)
+        self.lazy = None
+        self.register_state_dict_pre_hook(_flush_lazy_rows)
         # which ids are training singletons; not saved (prepare() recomputes it from the training split)
         self.register_buffer("singletons", torch.zeros(num_embeddings if singleton_unk else 0, dtype=torch.bool),
                              persistent=False)
@@ -220,6 +228,10 @@ class WordEmbedding(nn.Module):
         """``[B, L]`` word ids -> ``[B, L, dim]``."""
         if self.training and self.singleton_unk > 0 and self.singletons.numel():
             ids = self.replace_singletons(ids)
+        if self.lazy is not None:
+            if self.training:
+                return self.dropout(self.lazy.lookup(ids, self.embedding.padding_idx))
+            self.lazy.flush()  # an evaluation inside a training epoch reads every row
         if self.track_rows and self.training and self._rows is not None:
             self._rows.append(ids)
             if len(self._rows) > 64:  # nobody consumes them (a loop without clipping): stop, report unknown

@@ -38,6 +38,7 @@ from ner_zoo.errors import CheckpointError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+from ner_zoo.training.lazy_rows import LazyRows, lazy_rows_apply
 
 FORMAT_VERSION = 1
 CONTEXT_SPLITS = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",), "predict": ("test",)}
@@ -376,6 +377,11 @@ class NERModule(pl.LightningModule):
                                     gradient_clip_algorithm: str | None = None) -> None:
         """Lightning's clipping, except that norm clipping in one process reads only the touched rows of
         embeddings that record them (``WordEmbedding.track_rows``): :func:`clip_grad_norm_rows`, same result."""
+        lazy = self._lazy_rows()
+        if lazy and gradient_clip_val:  # the looked-up rows' gradients are the leaves' (norm clipping only)
+            params = [p for group in optimizer.param_groups for p in group["params"]]
+            clip_grad_norm_rows(params + [g for z in lazy for g in z.grads()], float(gradient_clip_val), {})
+            return
         rows = [r for m in self.modules() if hasattr(m, "touched_rows") for r in [m.touched_rows()] if r is not None]
         if (not rows or not gradient_clip_val or (gradient_clip_algorithm or "norm") != "norm"
                 or self.trainer.world_size > 1):  # under DDP other ranks' rows are in the gradient too
@@ -436,7 +442,44 @@ class NERModule(pl.LightningModule):
                                   f"module's ({'; '.join(p[:200] for p in parts)}); evaluate it on the data it was "
                                   "trained on, or use `ner-zoo predict --ckpt_path` (it uses the checkpoint's own)")
 
+    # lazy row updates of word embeddings (ner_zoo.training.lazy_rows): on while training, flushed before
+    # anything reads the weights -------------------------------------------------------------------------
+    def _lazy_rows(self) -> list[LazyRows]:
+        return [m.lazy for m in self.modules() if getattr(m, "lazy", None) is not None]
+
+    def _flush_lazy_rows(self) -> None:
+        for lazy in self._lazy_rows():
+            lazy.flush()
+
+    def _start_lazy_rows(self) -> None:
+        optimizers = self.trainer.optimizers
+        for m in self.modules():
+            if not getattr(m, "track_rows", False) or not hasattr(m, "lazy") or len(optimizers) != 1:
+                continue
+            weight = m.embedding.weight
+            if lazy_rows_apply(self.trainer, self, optimizers[0], weight, m.embedding):
+                m.lazy = LazyRows(weight, optimizers[0])
+
+    def _stop_lazy_rows(self) -> None:
+        for m in self.modules():
+            if getattr(m, "lazy", None) is not None:
+                m.lazy, lazy = None, m.lazy
+                lazy.close()
+
+    def on_train_epoch_end(self) -> None:
+        self._flush_lazy_rows()  # before the epoch's scheduler step and the end-of-epoch checkpoints
+
+    def on_validation_start(self) -> None:
+        self._flush_lazy_rows()
+
+    def on_train_end(self) -> None:
+        self._stop_lazy_rows()
+
+    def on_exception(self, exception: BaseException) -> None:
+        self._stop_lazy_rows()
+
     def on_train_start(self) -> None:
+        self._start_lazy_rows()
         rng, self._rng_to_restore = getattr(self, "_rng_to_restore", None), None
         if rng is not None and "ranks" in rng:  # one state per rank (older checkpoints: one state)
             ranks = rng["ranks"]
