@@ -11,14 +11,20 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ner_zoo.modules.precision import autocast_off, to_fp32
 
 
-def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def reverse_index(lengths: torch.Tensor, steps: int, device: torch.device) -> torch.Tensor:
+    """``[B, L]`` positions that reverse the first ``lengths[b]`` steps of each row (see :func:`reverse_padded`)."""
+    pos = torch.arange(steps, device=device).unsqueeze(0)
+    index = lengths.to(device).unsqueeze(1) - 1 - pos
+    return torch.where(index >= 0, index, pos)
+
+
+def reverse_padded(x: torch.Tensor, lengths: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
     """Reverse the first ``lengths[b]`` steps of each row of ``x [B, L, ...]``; padding stays in place.
 
-    Applying it twice gives ``x`` back.
+    Applying it twice gives ``x`` back. ``index``: :func:`reverse_index` of these lengths, when already made.
     """
-    steps = torch.arange(x.shape[1], device=x.device).unsqueeze(0)
-    index = lengths.to(x.device).unsqueeze(1) - 1 - steps
-    index = torch.where(index >= 0, index, steps)  # [B, L]
+    if index is None:
+        index = reverse_index(lengths, x.shape[1], x.device)
     return x.gather(1, index.view(*index.shape, *([1] * (x.dim() - 2))).expand_as(x))
 
 
@@ -43,14 +49,15 @@ def bilstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tenso
         return pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
     B, H = x.shape[0], lstm.hidden_size
     zeros = x.new_zeros(1, B, H)
+    index = reverse_index(lengths, x.shape[1], x.device)  # the same for every layer, both ways
     for layer in range(lstm.num_layers):
         if layer > 0 and lstm.dropout > 0 and lstm.training:
             x = nn.functional.dropout(x, lstm.dropout, training=True)
         fwd = torch.lstm(x, (zeros, zeros), _direction(lstm, layer, False), lstm.bias, 1, 0.0, lstm.training,
                          False, True)[0]
-        bwd = torch.lstm(reverse_padded(x, lengths), (zeros, zeros), _direction(lstm, layer, True), lstm.bias, 1,
-                         0.0, lstm.training, False, True)[0]
-        x = torch.cat([fwd, reverse_padded(bwd, lengths)], 2)
+        bwd = torch.lstm(reverse_padded(x, lengths, index), (zeros, zeros), _direction(lstm, layer, True), lstm.bias,
+                         1, 0.0, lstm.training, False, True)[0]
+        x = torch.cat([fwd, reverse_padded(bwd, lengths, index)], 2)
     return x
 
 
