@@ -44,6 +44,10 @@ def test_lazy_rows_equal_dense_sgd_steps():
             target = torch.randn(3, 5, 4, dtype=torch.float64)
             ((dense(ids) - target) ** 2).sum().backward()
             ((rows.lookup(ids, 0) - target) ** 2).sum().backward()
+            if step % 5 == 1:  # a second lookup in the same step, overlapping the first
+                again = ids[:2].flip(1)
+                (dense(again) ** 3).sum().backward()
+                (rows.lookup(again, 0) ** 3).sum().backward()
         opt_d.step(), opt_l.step()
         if step % 9 == 0:
             rows.flush()

@@ -7,7 +7,7 @@ gradient is zero for ``k`` steps at a constant learning rate ``lr`` follows a cl
 
 So a step updates only the rows it read (a few hundred of a 29k-row table) and the optimiser skips the
 weight (its ``.grad`` stays ``None``: the lookup's gradient goes to a small leaf holding those rows); a row
-is brought up to date when it is read again (:meth:`LazyRows.catch_up`), and every row (:meth:`LazyRows.flush`)
+is brought up to date when it is read again (:meth:`LazyRows.lookup`), and every row (:meth:`LazyRows.flush`)
 before anything else reads the weights or the momentum buffer: evaluation, ``state_dict`` of the model or
 the optimiser (checkpoints), a change of learning rate or momentum, the end of an epoch and of training.
 Exact up to rounding (one multiplication instead of ``k``). The momentum buffer is the optimiser's own
@@ -36,7 +36,8 @@ class LazyRows:
         self.now = 0  # steps taken
         self.last = torch.zeros(weight.shape[0], dtype=torch.long, device=weight.device)  # steps applied, per row
         self.lr = self.momentum = None  # of the pending steps
-        self.leaves: list[tuple[torch.Tensor, torch.Tensor]] = []  # (rows, leaf) of this step's lookups
+        #: this step's lookups: (rows, leaf = their up-to-date weights, their up-to-date momentum or None)
+        self.leaves: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]] = []
         self._hooks = [optimizer.register_step_post_hook(lambda opt, args, kwargs: self.after_step()),
                        optimizer.register_state_dict_pre_hook(lambda opt: self.flush()),
                        optimizer.register_load_state_dict_post_hook(lambda opt: self.reset())]
@@ -51,35 +52,32 @@ class LazyRows:
     def _buffer(self) -> torch.Tensor | None:
         return self.optimizer.state.get(self.weight, {}).get("momentum_buffer")
 
-    @torch.no_grad()
-    def catch_up(self, rows: torch.Tensor | None = None) -> None:
-        """Apply the pending momentum steps of ``rows`` (all rows when ``None``)."""
-        buf = self._buffer()
-        last = self.last if rows is None else self.last.index_select(0, rows)
-        if buf is None or self.lr is None or not bool((last < self.now).any()):
-            self._mark(rows)
-            return
+    def _catch_up(self, w: torch.Tensor, b: torch.Tensor, last: torch.Tensor) -> None:
+        """Rows ``w`` and momentum ``b`` last brought up to date at steps ``last``, to now (in place)."""
+        k = (self.now - last).double()
         m = float(self.momentum)
-        decay = torch.pow(torch.tensor(m, dtype=torch.float64, device=last.device), (self.now - last).double())
-        shift = decay.mul(-m).add_(m).div_(1 - m) if m != 1 else (self.now - last).double()  # m (1 - m^k) / (1 - m)
-        decay, shift = decay.to(buf.dtype).unsqueeze(1), shift.mul_(self.lr).to(buf.dtype).unsqueeze(1)
-        if rows is None:
-            self.weight.sub_(buf * shift)
-            buf.mul_(decay)
-        else:
-            b = buf.index_select(0, rows)
-            self.weight.index_add_(0, rows, b * shift, alpha=-1.0)
-            buf.index_copy_(0, rows, b.mul_(decay))
-        self._mark(rows)
+        decay = torch.pow(m, k)  # float64: m^k
+        shift = decay.mul(-m).add_(m).mul_(self.lr / (1 - m)) if m != 1 else k.mul(self.lr)  # lr m (1 - m^k) / (1 - m)
+        w.sub_(b * shift.to(b.dtype).unsqueeze(1))
+        b.mul_(decay.to(b.dtype).unsqueeze(1))
 
-    def _mark(self, rows: torch.Tensor | None) -> None:  # these rows are up to date
-        if rows is None:
-            self.last.fill_(self.now)
-        else:
-            self.last.index_fill_(0, rows, self.now)
+    def _rows(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Up-to-date copies of the weights and momentum of ``rows`` (nothing is written)."""
+        w, buf = self.weight.detach().index_select(0, rows), self._buffer()
+        if buf is None:
+            return w, None
+        b = buf.index_select(0, rows)
+        if self.lr is not None:
+            self._catch_up(w, b, self.last.index_select(0, rows))
+        return w, b
 
+    @torch.no_grad()
     def flush(self) -> None:
-        self.catch_up(None)
+        """Bring every row up to date."""
+        buf = self._buffer()
+        if buf is not None and self.lr is not None and bool((self.last < self.now).any()):
+            self._catch_up(self.weight.data, buf, self.last)
+        self.last.fill_(self.now)
 
     def reset(self) -> None:
         """Forget pending steps (the weights and buffer were just loaded, up to date)."""
@@ -87,47 +85,49 @@ class LazyRows:
         self.leaves = []
 
     def lookup(self, ids: torch.Tensor, padding_idx: int | None) -> torch.Tensor:
-        """``embedding(ids)`` for a training step: the rows of ``ids`` are brought up to date and read through
-        a leaf that receives their gradient (the weight gets none)."""
+        """``embedding(ids)`` for a training step, read through a leaf holding the up-to-date rows of ``ids``;
+        the leaf receives their gradient (the weight gets none)."""
         rows, inverse = torch.unique(ids, return_inverse=True)
-        self.catch_up(rows)
-        leaf = self.weight.detach().index_select(0, rows).requires_grad_()
+        with torch.no_grad():
+            w, b = self._rows(rows)
+        leaf = w.requires_grad_()
         pad = None
         if padding_idx is not None:
             hit = (rows == padding_idx).nonzero()
             pad = int(hit[0, 0]) if hit.numel() else None
-        self.leaves.append((rows, leaf))
+        self.leaves.append((rows, leaf, b))
         return nn.functional.embedding(inverse, leaf, padding_idx=pad)
 
     def grads(self) -> list[torch.Tensor]:
         """The gradients of this step's lookups (for gradient clipping)."""
-        return [leaf for _, leaf in self.leaves if leaf.grad is not None]
+        return [leaf for _, leaf, _ in self.leaves if leaf.grad is not None]
 
     @torch.no_grad()
     def after_step(self) -> None:
         """The SGD update of the looked-up rows, after the optimiser stepped the other parameters."""
-        leaves, self.leaves = [(r, leaf) for r, leaf in self.leaves if leaf.grad is not None], []
+        leaves, self.leaves = [x for x in self.leaves if x[1].grad is not None], []
         if not leaves:  # no gradient reached the weight: SGD leaves it (and its buffer) alone this step
             return
         lr, m = self.group["lr"], self.group["momentum"]
         if self.lr is not None and (lr, m) != (self.lr, self.momentum):
-            self.flush()  # the pending steps ran at the old values
+            self.flush()  # the pending steps ran at the old values (the rows' copies stay valid)
         self.lr, self.momentum = lr, m
         if len(leaves) == 1:
-            rows, grad = leaves[0][0], leaves[0][1].grad
-        else:
-            rows, inverse = torch.unique(torch.cat([r for r, _ in leaves]), return_inverse=True)
+            rows, w, b = leaves[0]
+            grad = w.grad
+        else:  # several lookups in one step: one update of the distinct rows with the summed gradient
+            rows, inverse = torch.unique(torch.cat([r for r, _, _ in leaves]), return_inverse=True)
             grad = torch.zeros(len(rows), self.weight.shape[1], dtype=self.weight.dtype, device=self.weight.device)
-            grad.index_add_(0, inverse, torch.cat([leaf.grad for _, leaf in leaves]))
+            grad.index_add_(0, inverse, torch.cat([leaf.grad for _, leaf, _ in leaves]))
+            w, b = self._rows(rows)
         state = self.optimizer.state[self.weight]
         if state.get("momentum_buffer") is None:
             state["momentum_buffer"] = torch.zeros_like(self.weight)  # SGD's first step: buf = grad
-        buf = state["momentum_buffer"]  # the rows were brought up to date by their lookup
-        b = buf.index_select(0, rows).mul_(m).add_(grad) if m else grad.clone()
-        buf.index_copy_(0, rows, b)
-        self.weight.index_add_(0, rows, b, alpha=-lr)
+        b = b.mul_(m).add_(grad) if b is not None and m else grad.clone()
+        state["momentum_buffer"].index_copy_(0, rows, b)
+        self.weight.index_copy_(0, rows, torch.add(w.detach(), b, alpha=-lr))
         self.now += 1
-        self._mark(rows)
+        self.last.index_fill_(0, rows, self.now)
 
 
 def lazy_rows_apply(trainer, module, optimizer: torch.optim.Optimizer, weight: nn.Parameter,
