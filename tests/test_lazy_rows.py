@@ -116,3 +116,25 @@ def test_lazy_rows_stay_off_where_they_would_not_be_exact(tmp_path, monkeypatch)
     monkeypatch.setattr(LazyRows, "__init__", lambda *a: seen.append(1) or pytest.fail("lazy rows on"))
     cli.trainer.fit(cli.model, datamodule=cli.datamodule)
     assert not seen
+
+
+def test_a_fit_after_an_interrupted_one_keeps_the_pending_steps(tmp_path, monkeypatch):
+    """A fit that raised mid-epoch leaves its rows pending; the next fit of the same model applies them first."""
+    import lightning.pytorch as pl
+
+    class Boom(pl.Callback):
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            if batch_idx == 3:
+                raise RuntimeError("boom")
+
+    fits = []
+    for lazy in (True, False):
+        cli, _ = _fit(tmp_path / str(lazy), lazy, monkeypatch, epochs=1)
+        cli.trainer.callbacks.append(Boom())
+        with pytest.raises(RuntimeError, match="boom"):
+            cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+        again, _ = _fit(tmp_path / f"again{lazy}", lazy, monkeypatch, epochs=1)
+        again.trainer.fit(cli.model, datamodule=again.datamodule)  # the same model object, a new trainer
+        fits.append(cli.model.state_dict())
+    for k in fits[0]:
+        torch.testing.assert_close(fits[0][k], fits[1][k], **TOL, msg=k)

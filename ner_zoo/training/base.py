@@ -451,6 +451,7 @@ class NERModule(pl.LightningModule):
             lazy.flush()
 
     def _start_lazy_rows(self) -> None:
+        self._stop_lazy_rows()  # one left by an interrupted fit: its pending steps are applied first
         optimizers = self.trainer.optimizers
         for m in self.modules():
             if not getattr(m, "track_rows", False) or not hasattr(m, "lazy") or len(optimizers) != 1:
@@ -472,9 +473,6 @@ class NERModule(pl.LightningModule):
         self._flush_lazy_rows()
 
     def on_train_end(self) -> None:
-        self._stop_lazy_rows()
-
-    def on_exception(self, exception: BaseException) -> None:
         self._stop_lazy_rows()
 
     def on_train_start(self) -> None:
