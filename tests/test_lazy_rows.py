@@ -118,6 +118,20 @@ def test_lazy_rows_stay_off_where_they_would_not_be_exact(tmp_path, monkeypatch)
     assert not seen
 
 
+def test_lazy_rows_stay_off_under_ddp_even_with_one_process():
+    """A DDP wrapper of one process (e.g. a one-task SLURM job) needs the table's own gradient: no lazy rows."""
+    import lightning.pytorch as pl
+
+    table = nn.Embedding(10, 4)
+    optimizer = torch.optim.SGD(table.parameters(), lr=0.1, momentum=0.9)
+    single = pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False)
+    ddp = pl.Trainer(accelerator="cpu", devices=1, strategy="ddp", logger=False, enable_checkpointing=False)
+    module = pl.LightningModule()
+    assert ddp.world_size == 1
+    assert lazy_rows_apply(single, module, optimizer, table.weight, table)
+    assert not lazy_rows_apply(ddp, module, optimizer, table.weight, table)
+
+
 def test_a_fit_after_an_interrupted_one_keeps_the_pending_steps(tmp_path, monkeypatch):
     """A fit that raised mid-epoch leaves its rows pending; the next fit of the same model applies them first."""
     import lightning.pytorch as pl

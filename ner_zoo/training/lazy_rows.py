@@ -132,8 +132,12 @@ class LazyRows:
 
 def lazy_rows_apply(trainer, module, optimizer: torch.optim.Optimizer, weight: nn.Parameter,
                     embedding: nn.Embedding) -> bool:
-    """Whether :class:`LazyRows` gives the plain update for ``weight`` in this fit (see the module docstring)."""
-    if (type(optimizer) is not torch.optim.SGD or not module.automatic_optimization or trainer.world_size != 1
+    """Whether :class:`LazyRows` gives the plain update for ``weight`` in this fit (see the module docstring).
+    Only under a single-device strategy: a DDP wrapper, even of one process, requires every parameter (the
+    table included) to receive its gradient in the backward pass."""
+    from lightning.pytorch.strategies import SingleDeviceStrategy
+
+    if (type(optimizer) is not torch.optim.SGD or not isinstance(trainer.strategy, SingleDeviceStrategy) or not module.automatic_optimization or trainer.world_size != 1
             or trainer.accumulate_grad_batches != 1 or str(trainer.precision).startswith("16")
             or (trainer.gradient_clip_algorithm or "norm") != "norm" or not weight.requires_grad
             or weight.device.type != "cpu"
