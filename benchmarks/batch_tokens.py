@@ -18,14 +18,13 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ner_zoo.training.base import fused_if_unset  # noqa: E402
-from throughput import build_model, load_data  # noqa: E402
+from throughput import baseline_model  # noqa: E402
 
 
 def main() -> None:
@@ -35,11 +34,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
-    config = yaml.safe_load((ROOT / "configs" / "baselines" / "conll2003.yaml").read_text())
-    dm, corpus = load_data(config)
-    torch.manual_seed(0)
-    model = build_model(config["model"], dm.vocabs).train()
+    _, dm, corpus, model = baseline_model(a.threads)
     sentences = dm.train_sentences()[: a.sentences]
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = fused_if_unset(torch.optim.SGD(params, lr=1e-4, momentum=0.9))

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,7 +28,7 @@ import ner_zoo.modules.rnn as rnn  # noqa: E402
 from ner_zoo.data.lengths import split_sentence  # noqa: E402
 from ner_zoo.data.schema import Sentence, Span  # noqa: E402
 from step_breakdown import UNPACKED, packed  # noqa: E402
-from throughput import build_model, load_data  # noqa: E402
+from throughput import baseline_model  # noqa: E402
 
 
 def joined(train: list[Sentence], length: int) -> Sentence:
@@ -54,10 +53,7 @@ def main() -> None:
     ap.add_argument("--max-train-length", type=int, default=250)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
-    config = yaml.safe_load((ROOT / "configs" / "baselines" / "conll2003.yaml").read_text())
-    dm, corpus = load_data(config)
-    model = build_model(config["model"], dm.vocabs).train()
+    _, dm, corpus, model = baseline_model(a.threads)
     collate = dm.vocabularies.collator()
     k = a.max_train_length
     print(f"## One training step on one long sentence ({corpus}; {torch.get_num_threads()} thread(s))\n")

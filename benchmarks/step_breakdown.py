@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +44,7 @@ import ner_zoo.modules.char_encoders as char_encoders  # noqa: E402
 from ner_zoo.modules.dropout import Dropout  # noqa: E402
 import ner_zoo.modules.rnn as rnn  # noqa: E402
 from ner_zoo.training.base import clip_grad_norm_rows, fused_if_unset  # noqa: E402
-from throughput import build_model, load_data  # noqa: E402
+from throughput import baseline_model  # noqa: E402
 
 UNPACKED = rnn.bilstm
 
@@ -106,11 +105,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference" / "bilstm_crf.py")
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
-    config = yaml.safe_load((ROOT / "configs" / "baselines" / "conll2003.yaml").read_text())
-    dm, corpus = load_data(config)
-    torch.manual_seed(0)
-    model = build_model(config["model"], dm.vocabs).train()
+    _, dm, corpus, model = baseline_model(a.threads)
     global MODEL
     MODEL = model
     loader = dm._loader(dm.sentences("train"), train=True)

@@ -78,6 +78,16 @@ def build_model(model_cfg: dict, vocabs: dict) -> NERModule:
     return instantiate(parser.parse_object({"model": model_cfg})).model
 
 
+def baseline_model(threads: int) -> tuple[dict, NERDataModule, str, NERModule]:
+    """``configs/baselines/conll2003.yaml``: its config, data module, corpus name and a seeded model in train mode,
+    with ``threads`` torch threads (the set-up of the single-model CPU benchmarks)."""
+    torch.set_num_threads(threads)
+    config = yaml.safe_load((ROOT / "configs" / "baselines" / "conll2003.yaml").read_text())
+    dm, corpus = load_data(config)
+    torch.manual_seed(0)
+    return config, dm, corpus, build_model(config["model"], dm.vocabs).train()
+
+
 def variants(model_cfg: dict) -> dict[str, dict]:
     cnn = copy.deepcopy(model_cfg)
     cnn["init_args"]["char_encoder"] = CHAR_CNN
