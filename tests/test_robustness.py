@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ner_zoo.cli.main import main
+from ner_zoo.testing.tiny import column_fit_config
 from test_cli import MODEL
 
 TRAIN = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nBlackburn I-PER\nsaid O\n\n"
@@ -33,21 +33,7 @@ def ner_zoo(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def config(tmp_path: Path, train: str = TRAIN, epochs: int = 1, **data) -> Path:
-    (tmp_path / "train.conll").write_text(train)
-    (tmp_path / "dev.conll").write_text(TRAIN)
-    cfg = {"model": MODEL,
-           "data": {"class_path": "ner_zoo.data.ColumnDataModule",
-                    "init_args": {"data_dir": str(tmp_path), "train_file": "train.conll", "dev_file": "dev.conll",
-                                  "test_file": "dev.conll", "batch_size": 2, **data}},
-           "trainer": {"max_epochs": epochs, "accelerator": "cpu", "enable_progress_bar": False,
-                       "enable_model_summary": False, "num_sanity_val_steps": 0, "log_every_n_steps": 1,
-                       "default_root_dir": str(tmp_path / "runs"),
-                       "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger",
-                                  "init_args": {"save_dir": str(tmp_path / "runs"), "name": "csv"}}},
-           "checkpoint": {"dirpath": str(tmp_path / "ckpt"), "filename": "best"}}
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    return column_fit_config(tmp_path, MODEL, train, TRAIN, epochs, **data)
 
 
 def results(tmp_path: Path) -> dict:

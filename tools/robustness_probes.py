@@ -23,6 +23,11 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from ner_zoo.testing.tiny import column_fit_config  # noqa: E402
+
 TRAIN = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nBlackburn I-PER\nsaid O\n\n"
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
          "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
@@ -54,21 +59,7 @@ def ner_zoo(*args, stdin: bytes | None = None, timeout: int = 300) -> Run:
 def config(tmp: Path, name: str, train: str = TRAIN, epochs: int = 1, **data) -> Path:
     folder = tmp / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "train.conll").write_text(train)
-    (folder / "dev.conll").write_text(TRAIN)
-    cfg = {"model": MODEL,
-           "data": {"class_path": "ner_zoo.data.ColumnDataModule",
-                    "init_args": {"data_dir": str(folder), "train_file": "train.conll", "dev_file": "dev.conll",
-                                  "test_file": "dev.conll", "batch_size": 2, **data}},
-           "trainer": {"max_epochs": epochs, "accelerator": "cpu", "enable_progress_bar": False,
-                       "enable_model_summary": False, "num_sanity_val_steps": 0, "log_every_n_steps": 1,
-                       "default_root_dir": str(folder / "runs"),
-                       "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger",
-                                  "init_args": {"save_dir": str(folder / "runs"), "name": "csv"}}},
-           "checkpoint": {"dirpath": str(folder / "ckpt"), "filename": "best"}}
-    path = folder / "config.yaml"
-    path.write_text(json.dumps(cfg))  # JSON is YAML
-    return path
+    return column_fit_config(folder, MODEL, train, TRAIN, epochs, **data)
 
 
 def flip(src: Path, dst: Path, n: int = 4096) -> None:

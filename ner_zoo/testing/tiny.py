@@ -66,3 +66,25 @@ def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | No
     elif encoder is not None:  # an optional encoder (HCR, MIN, span models): the whole component
         init["encoder"] = encoder
     return {"class_path": class_path, "init_args": {**init, **extra}}
+
+
+def column_fit_config(folder: Path, model: dict, train: str, dev: str, epochs: int = 1, **data) -> Path:
+    """Write ``train.conll`` and ``dev.conll`` (also the test file) into ``folder`` and a one-CPU ``fit`` config
+    over them (CSV log, checkpoints and runs inside ``folder``; ``data`` adds data-module arguments); its path."""
+    import yaml
+
+    (folder / "train.conll").write_text(train)
+    (folder / "dev.conll").write_text(dev)
+    cfg = {"model": model,
+           "data": {"class_path": "ner_zoo.data.ColumnDataModule",
+                    "init_args": {"data_dir": str(folder), "train_file": "train.conll", "dev_file": "dev.conll",
+                                  "test_file": "dev.conll", "batch_size": 2, **data}},
+           "trainer": {"max_epochs": epochs, "accelerator": "cpu", "enable_progress_bar": False,
+                       "enable_model_summary": False, "num_sanity_val_steps": 0, "log_every_n_steps": 1,
+                       "default_root_dir": str(folder / "runs"),
+                       "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger",
+                                  "init_args": {"save_dir": str(folder / "runs"), "name": "csv"}}},
+           "checkpoint": {"dirpath": str(folder / "ckpt"), "filename": "best"}}
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
