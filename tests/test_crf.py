@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 import torch
@@ -229,3 +230,47 @@ def test_bad_inputs_raise_clear_errors():
         crf.nll(em, tags, reduction="avg")
     with pytest.raises(ValueError, match="constraints must be"):
         LinearChainCRF(4, (torch.ones(4, dtype=torch.bool), torch.ones(3, 3, dtype=torch.bool), torch.ones(4) > 0))
+
+
+def _lossy_chain(case: str):
+    """A float32 chain (time-major, with the stop state) on which a probability-space pass loses a cell that
+    matters: an emission 100 nats below the row's best underflows to 0 (float32 keeps about 87)."""
+    names = ["a", "b"]
+    allowed = torch.ones(2, 2, dtype=torch.bool)
+    start, end = torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.bool)
+    if case == "transition":  # b is only reachable from b; b at position 0 is lost, b at position 1 wins
+        allowed[0, 1] = False
+        em = [[0.0, -100.0], [-200.0, 0.0], [0.0, 0.0]]
+    elif case == "end":  # only a may end; a at the last position is lost
+        end[1] = False
+        em = [[0.0, 0.0], [0.0, 0.0], [-100.0, 0.0]]
+    elif case == "backward":  # a's only successor b is lost at position 1, so beta(a) at position 0 is lost
+        allowed[0, 0] = False
+        em = [[50.0, 0.0], [0.0, -100.0], [0.0, 0.0]]
+    else:  # "start", one position: b's end score is lost in the backward pass, its emission makes up for it
+        em = [[-100.0, 0.0]]
+    crf = LinearChainCRF(len(names), (start, allowed, end), init_range=0.0)
+    with torch.no_grad():
+        crf.end_transitions[1] = -100.0 if case == "start" else 0.0
+        return crf._chain(torch.tensor([em]), torch.ones(1, len(em), dtype=torch.bool))
+
+
+@pytest.mark.parametrize("case", ["transition", "end", "backward", "start"])
+def test_probability_space_passes_redo_exactly_where_a_cell_is_lost(case, monkeypatch):
+    from ner_zoo.modules import crf as crf_module
+
+    em, start, trans, end = _lossy_chain(case)
+    want_a = crf_module._forward_alphas(em, start, trans, end, exact=True)
+    want_b = crf_module._backward_betas(em, start, trans, end, exact=True)
+    live = (want_a > NEG / 2) & (want_b > NEG / 2)  # cells on some allowed path
+
+    def errors():
+        got_a = crf_module._forward_alphas(em, start, trans, end)
+        got_b = crf_module._backward_betas(em, start, trans, end)
+        log_z = torch.logsumexp(got_a[-1] + end, 1)
+        return ((got_a - want_a)[live].abs().max().item(), (got_b - want_b)[live].abs().max().item(),
+                abs(log_z.item() - torch.logsumexp(want_a[-1] + end, 1).item()))
+
+    assert max(errors()) < 1e-3
+    monkeypatch.setitem(crf_module._LOG_RANGE, torch.float32, -math.inf)  # the checks never fire
+    assert not max(errors()) < 1e-3  # the test has teeth: without its check the pass loses the cell

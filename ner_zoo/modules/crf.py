@@ -10,12 +10,14 @@ How it is fast and exact:
   ``i`` moves to it with score ``end[i]``, it stays in it with score 0, and padded positions can only
   be in it. Every row then runs the full length with no per-step masking, the gold path is scored by
   plain gathers, and Viterbi's backpointers carry the last real tag through the padding.
-* The forward and backward recursions are matrix products in scaled probability space,
-  ``alpha_t = log(exp(alpha_{t-1} - max) @ exp(trans - colmax)) + max + colmax + x_t``, and the gradient
-  comes from the forward-backward algorithm (posterior marginals) in one custom autograd function
-  instead of autograd through every step. Scaling keeps 70+ nats of range in float32; when a step
-  needs more (huge score gaps together with forbidden moves), that pass is redone with exact
-  log-sum-exp steps, so results never depend on underflow.
+* The forward and backward recursions run in probability space, each step a matrix product, a product
+  with the step's exponentiated emissions (made for all steps at once) and a division by the row's sum:
+  ``p_t = (p_{t-1} @ exp(trans - colmax)) * exp(x_t + colmax - max) / sum``; the log-values are rebuilt
+  after the loop in one ``log`` plus a cumulative sum of the logs of the scales. The gradient comes from
+  the forward-backward algorithm (posterior marginals) in one custom autograd function instead of
+  autograd through every step. When a value that matters falls out of float range (huge score gaps,
+  e.g. together with forbidden moves), a check after the loop sees it and the pass is redone with
+  exact log-sum-exp steps, so results never depend on underflow.
 * Everything runs with autocast off in at least float32 (float64 input stays float64).
 
 Forbidden transitions (``constraints``) score :data:`NEG`, whose exponential is exactly 0 in float32.
@@ -23,6 +25,7 @@ Forbidden transitions (``constraints``) score :data:`NEG`, whose exponential is 
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import torch
@@ -32,64 +35,107 @@ from ner_zoo.modules.precision import autocast_off, compute_dtype
 
 NEG = -1e4  # score of a forbidden move; exp(NEG - anything realistic) == 0.0 in float32
 _LOG_TINY = -80.0  # exp() below about -87 hits a slow underflow path on CPU; clamp where it is vectorised
-_LOG_RANGE = {torch.float32: -70.0, torch.float64: -650.0}  # a scaled step whose sum for a live cell
-# falls below exp(this) is redone exactly: far enough above underflow (even flushed to zero) to be exact
+_EXP_FLOOR = {torch.float32: -87.0, torch.float64: -708.0}  # exp() of this is still a normal float
+_LOG_RANGE = {torch.float32: -67.0, torch.float64: -650.0}  # a recursion whose checked sum for a live
+# cell falls below exp(this) is redone exactly: far enough above underflow (even flushed to zero) that the
+# mass lost to it is below 2e-6 of the cell's (worst case, 18 tags; see _forward_alphas)
 _PAIR_CHUNK = 1 << 22  # max elements of one pairwise-marginal block in the backward pass
 
 
-def _forward_alphas(em: torch.Tensor, start: torch.Tensor, trans: torch.Tensor, exact: bool = False):
+def _exp(x: torch.Tensor) -> torch.Tensor:
+    """``exp(x)``, exactly 0 below the smallest normal result (where the CPU's ``exp`` takes a slow path)."""
+    floor = _EXP_FLOOR[x.dtype]
+    return x.clamp_min(floor).exp_().masked_fill_(x < floor, 0.0)
+
+
+def _log(p: torch.Tensor) -> torch.Tensor:
+    """``log(p)`` for ``p >= 0``, ``-inf`` below the smallest normal ``p`` (avoids the slow path of ``log(0)``)."""
+    tiny = math.exp(_EXP_FLOOR[p.dtype])
+    return p.clamp_min(tiny).log_().masked_fill_(p < tiny, -math.inf)
+
+
+def _forward_alphas(em: torch.Tensor, start: torch.Tensor, trans: torch.Tensor, end: torch.Tensor,
+                    exact: bool = False):
     """Forward algorithm on full-length chains: ``alphas[L, B, S]`` from time-major ``em[L, B, S]``.
 
-    The scaled recursion keeps, per step, the log of the scaled sum ``log r`` (``alpha - max - colmax - x``).
-    If a cell that matters (``em != NEG``) got ``log r < _LOG_RANGE``, float32 may have dropped its mass;
-    then the pass is redone with ``exact`` log-sum-exp steps.
+    Probability space, each row scaled to sum 1: ``q_t = (p_{t-1} @ X) * E_t`` and ``p_t = q_t / sum(q_t)``,
+    with ``X = exp(trans - colmax)`` and ``E_t = exp(em_t + colmax - max)`` made for all ``t`` at once
+    (``E_0`` holds the start scores instead), so a step is 4 ops (mm, mul, sum, div); afterwards
+    ``alphas = log p + cumsum(max + log sum)``. A value below the float range becomes 0; that matters only
+    where something later depends on it, which the check sees: a live cell (``em != NEG``, ``t >= 1``) whose
+    transition sum ``R_t = p_{t-1} @ X``, in the units of the unscaled ``q_{t-1}`` (times its sum), is below
+    ``exp(_LOG_RANGE)``, or a row whose end sum ``q_{L-1} @ exp(end - max)`` is. Then the whole pass is redone
+    with ``exact`` log-sum-exp steps.
     """
-    alphas = torch.empty_like(em)
-    out, em_t = alphas.unbind(0), em.unbind(0)
-    a = torch.add(start, em[0], out=out[0])
     if exact:
+        alphas = torch.empty_like(em)
+        out, em_t = alphas.unbind(0), em.unbind(0)
+        a = torch.add(start, em[0], out=out[0])
         for t in range(1, em.shape[0]):
             a = torch.logsumexp(a.unsqueeze(2) + trans, 1, out=out[t]).add_(em_t[t])
         return alphas
     cmax = trans.amax(0)
-    exp_trans = torch.exp(trans - cmax)
+    x = _exp(trans - cmax)
     emc = em + cmax
-    shifts = torch.zeros_like(em[:, :, :1])
-    shift, emc_t = shifts.unbind(0), emc.unbind(0)
+    emc[0] = em[0] + start
+    rowmax = emc.amax(2, keepdim=True)
+    p = _exp(emc.sub_(rowmax))  # E_t, overwritten in place by p_t
+    r, sums = torch.empty_like(em), torch.empty_like(rowmax)
+    p_t, r_t, s_t = p.unbind(0), r.unbind(0), sums.unbind(0)
+    torch.sum(p_t[0], 1, keepdim=True, out=s_t[0])
+    p_t[0].div_(s_t[0])
     for t in range(1, em.shape[0]):
-        m = torch.amax(a, 1, keepdim=True, out=shift[t])
-        a = torch.log(torch.mm(torch.exp(a - m), exp_trans), out=out[t]).add_(m).add_(emc_t[t])
-    if bool((((alphas - shifts - emc) < _LOG_RANGE[em.dtype]) & (em != NEG))[1:].any()):
-        return _forward_alphas(em, start, trans, exact=True)
-    return alphas
+        torch.mm(p_t[t - 1], x, out=r_t[t])
+        torch.sum(p_t[t].mul_(r_t[t]), 1, keepdim=True, out=s_t[t])
+        p_t[t].div_(s_t[t])
+    floor = math.exp(_LOG_RANGE[em.dtype])
+    end_sum = (p[-1] * _exp(end - end.amax())).sum(1, keepdim=True) * sums[-1]
+    if bool(((r[1:] * sums[:-1] < floor) & (em[1:] != NEG)).any() | (end_sum < floor).any()):
+        return _forward_alphas(em, start, trans, end, exact=True)
+    return _log(p).add_(sums.log_().add_(rowmax).cumsum(0))
 
 
-def _backward_betas(em: torch.Tensor, trans: torch.Tensor, end: torch.Tensor, exact: bool = False):
+def _backward_betas(em: torch.Tensor, start: torch.Tensor, trans: torch.Tensor, end: torch.Tensor,
+                    exact: bool = False):
     """Backward algorithm: ``betas[t, b, i]`` = log-sum of the scores of all continuations after tag ``i``.
 
-    Same scaling and fallback as :func:`_forward_alphas`; checked cells are real tags at positions
-    followed by a real position (at the last real position ``beta`` is just the end score).
+    Probability space like :func:`_forward_alphas`: ``R_{t-1} = (F_t * u_t) @ X'^T`` and ``u_{t-1} = R_{t-1} /
+    sum(R_{t-1})``, with ``X' = exp(trans - rowmax)``, ``F_t = exp(em_t + rowmax - max)`` and ``u_t`` proportional
+    to ``exp(beta_t - rowmax)``. Checked against ``exp(_LOG_RANGE)``: ``R`` at real tags of positions followed
+    by a real position (at the last real position ``beta`` is just the end score), and each row's start sum
+    ``exp(start + em_0 + rowmax - max) @ u_0``.
     """
     L, B, S = em.shape
-    betas = torch.empty_like(em)
-    out, em_t = betas.unbind(0), em.unbind(0)
-    b = out[L - 1].copy_(end.expand(B, S))
     if exact:
+        betas = torch.empty_like(em)
+        out, em_t = betas.unbind(0), em.unbind(0)
+        b = out[L - 1].copy_(end.expand(B, S))
         for t in range(L - 1, 0, -1):
             b = torch.logsumexp(trans + (em_t[t] + b).unsqueeze(1), 2, out=out[t - 1])
         return betas
     rmax = trans.amax(1)
-    exp_trans_t = torch.exp(trans - rmax.unsqueeze(1)).t()
-    shifts = torch.zeros_like(em[:, :, :1])
-    shift = shifts.unbind(0)
+    xt = _exp(trans - rmax.unsqueeze(1)).t()
+    f = em + rmax
+    f[0] = em[0] + start + rmax  # F_0 only weighs u_0 in the start check
+    shift = f.amax(2, keepdim=True)
+    f = _exp(f.sub_(shift))
+    u, r, sums = torch.empty_like(em), torch.empty_like(em), torch.empty_like(shift)
+    f_t, u_t, r_t, s_t = f.unbind(0), u.unbind(0), r.unbind(0), sums.unbind(0)
+    last = end - rmax
+    end_max = last.amax()
+    r_t[L - 1].copy_(_exp(last - end_max).expand(B, S))
+    torch.sum(r_t[L - 1], 1, keepdim=True, out=s_t[L - 1])
+    torch.div(r_t[L - 1], s_t[L - 1], out=u_t[L - 1])
     for t in range(L - 1, 0, -1):
-        v = em_t[t] + b
-        m = torch.amax(v, 1, keepdim=True, out=shift[t - 1])
-        b = torch.log(torch.mm(torch.exp(v - m), exp_trans_t), out=out[t - 1]).add_(m).add_(rmax)
+        torch.mm(f_t[t].mul_(u_t[t]), xt, out=r_t[t - 1])
+        torch.sum(r_t[t - 1], 1, keepdim=True, out=s_t[t - 1])
+        torch.div(r_t[t - 1], s_t[t - 1], out=u_t[t - 1])
+    floor = math.exp(_LOG_RANGE[em.dtype])
     real_next = (em[1:, :, -1] == NEG).unsqueeze(2)  # the stop state is impossible at real positions
-    if bool(((betas - shifts - rmax)[:-1, :, :-1] < _LOG_RANGE[em.dtype]).logical_and_(real_next).any()):
-        return _backward_betas(em, trans, end, exact=True)
-    return betas
+    if bool(((r[:-1, :, :-1] < floor) & real_next).any() | ((f[0] * u[0]).sum(1) < floor).any()):
+        return _backward_betas(em, start, trans, end, exact=True)
+    logs = sums.log_().add_(torch.cat([shift[1:], end_max.expand(1, B, 1)]))  # log of each step's scale
+    return _log(u).add_(rmax).add_(logs.sum(0) - logs.cumsum(0) + logs)
 
 
 def _backtrack(backptr: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
@@ -110,16 +156,16 @@ class _LogPartition(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, em, start, trans, end):  # type: ignore[override]
-        alphas = _forward_alphas(em, start, trans)
+        alphas = _forward_alphas(em, start, trans, end)
         log_z = torch.logsumexp(alphas[-1] + end, 1)
-        ctx.saved = (em, trans, end, alphas, log_z)
+        ctx.saved = (em, start, trans, end, alphas, log_z)
         return log_z
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, g):  # type: ignore[override]
-        em, trans, end, alphas, log_z = ctx.saved
-        betas = _backward_betas(em, trans, end)
+        em, start, trans, end, alphas, log_z = ctx.saved
+        betas = _backward_betas(em, start, trans, end)
         L, B, S = alphas.shape
         z = log_z.view(1, B, 1)
         mu = (alphas + betas - z).clamp_min_(_LOG_TINY).exp_()  # unary marginals
