@@ -107,6 +107,23 @@ def test_a_not_comparable_pair_listed_first_keeps_every_column(tmp_path):
     assert (row["dataset"], row["95% CI"], row["verdict"]) == ("WNUT2017", "[+0.58, +1.62]", "reproduced")
 
 
+def test_interacted_subtasks_on_against_off_is_a_pair_without_a_paper_number(tmp_path):
+    from ner_zoo.cli.main import main
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / f"off-s{i}", "MIN", "no_interacted_subtasks", i, b)
+    out = tmp_path / "results.md"
+    assert main(["compare", str(tmp_path), "--output", str(out)]) == 0
+    section = out.read_text().split("## Paired comparisons")[1].split("\n## ")[0]
+    lines = [line for line in section.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in lines[1:]]
+    assert len(rows) == 1, rows  # the off arm has no NER-only runs here, so only on vs off
+    row = rows[0]
+    assert (row["model"], row["baseline"], row["95% CI"]) == ("MIN", "MIN (no_interacted_subtasks)", "[+0.58, +1.62]")
+    assert row["verdict"] == "gain"  # the paper has no such row: the sign only
+
 # paired bootstrap over test sentences, worked by hand: two sentences, the three resamples (2 x s0, s0 + s1,
 # 2 x s1). Pair 1: model s0 (1,0,0), s1 (0,1,1); baseline s0 (0,0,1), s1 (1,0,0). F1 = 2tp / (2tp + fp + fn):
 # resample 1: model (2,0,0) 1, baseline (0,0,2) 0 -> +1; resample 2: model (1,1,1) 1/2, baseline (1,0,1) 2/3

@@ -28,7 +28,7 @@ PAIRS: list[tuple[tuple[str, str | None], tuple[str, str | None]]] = [
     (("HCR", "all"), ("HCR", "base")), (("HCR", "sentence"), ("HCR", "base")), (("HCR", "document"), ("HCR", "base")),
     (("HCR", "released_bug"), ("HCR", "base")), (("HCR", "all"), ("HCR", "released_bug")),
     (("MIN", None), ("MIN", "ner_only")), (("MIN", "no_interaction"), ("MIN", "ner_only")),
-    (("MIN", "no_interacted_subtasks"), ("MIN", "ner_only")),
+    (("MIN", "no_interacted_subtasks"), ("MIN", "ner_only")), (("MIN", None), ("MIN", "no_interacted_subtasks")),
     (("PSA", None), ("PSA", "no_fusion")),
     (("DSpERT", None), ("DSpERT", "shallow")), (("DSpERT", None), ("BiaffineNER", None)),
     (("LocateAndLabel", None), ("LocateAndLabel", "no_regressor")),
