@@ -227,6 +227,17 @@ def test_unknown_key_is_rejected(tmp_path, capsys):
            "'words.dim', see docs/configs.md)\n")
 
 
+def test_config_that_is_not_yaml_names_its_file_and_line(tmp_path, capsys):
+    """A YAML syntax error: one line naming the file and line (jsonargparse alone says "<unicode string>")."""
+    text = (CONFIGS / "quickstart.yaml").read_text().splitlines()
+    line = 1 + text.index(next(ln for ln in text if ln.strip().startswith("dropout:")))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("\n".join(ln.replace("dropout:", "dropout: [0.5") if n == line else ln
+                             for n, ln in enumerate(text, 1)) + "\n")
+    rc, err = fit_error(capsys, "--config", CONFIGS / "quickstart.yaml", "--config", bad)
+    assert rc == 2 and err.startswith(f"ner-zoo: error: {bad}:") and "not valid YAML" in err, err
+    assert err.count("\n") == 1 and "unicode string" not in err
+
 def test_flat_transformer_key_names_its_place_in_the_encoder(tmp_path, capsys):
     """DSpERT's transformer settings moved into ``encoder`` (issue 20): an old flat key is one line naming it."""
     text = (CONFIGS / "dspert" / "genia.yaml").read_text()

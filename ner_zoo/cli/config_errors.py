@@ -1,5 +1,6 @@
 """One line for a config key that a class does not accept: where it is (``file:line`` or the command line) and,
-for a key renamed by the config vocabulary (``docs/configs.md``), its new name.
+for a key renamed by the config vocabulary (``docs/configs.md``), its new name; one line for a config file that
+is not valid YAML.
 
 jsonargparse reports such a key inside a many-line ``Union`` message that dumps the whole section; this reads
 the key path and the class out of it.
@@ -11,6 +12,8 @@ import re
 from importlib import import_module
 from pathlib import Path
 from typing import Sequence
+
+import yaml
 
 _OPTION = re.compile(r"Option '(\w+)' is not accepted")
 _KEY = re.compile(r'Parser key "([\w.]+)"')
@@ -80,3 +83,18 @@ def unknown_key_line(message: str, args: Sequence[str]) -> str | None:
             where = f"{f}:{line}"
             break
     return f"{where or 'config'}: {path}: {what}"
+
+
+def yaml_syntax_line(args: Sequence[str]) -> str | None:
+    """``file:line: not valid YAML: problem`` for the first ``--config`` file that does not parse, else None
+    (jsonargparse names such a file ``<unicode string>``)."""
+    for f in config_files(args):
+        try:
+            yaml.safe_load(Path(f).read_text(encoding="utf-8"))
+        except OSError:
+            continue
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{f}:{mark.line + 1}" if mark is not None else f
+            return f"{where}: not valid YAML: {getattr(e, 'problem', None) or e}"
+    return None

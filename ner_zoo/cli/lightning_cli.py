@@ -31,7 +31,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
-from ner_zoo.cli.config_errors import unknown_key_line
+from ner_zoo.cli.config_errors import unknown_key_line, yaml_syntax_line
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
@@ -150,7 +150,8 @@ class NERZooCLI(LightningCLI):
 
     def parse_arguments(self, parser: LightningArgumentParser, args: Any) -> None:
         """As LightningCLI's, but a key the model (or data module) does not accept is one line naming the file,
-        line and key, and the new name of a renamed key (:mod:`ner_zoo.cli.config_errors`)."""
+        line and key, and the new name of a renamed key, and a config file that is not YAML is one line naming the
+        file and line (:mod:`ner_zoo.cli.config_errors`)."""
         argv = [str(a) for a in (sys.argv[1:] if args is None else args)] if not isinstance(args, dict) else []
         subcommands = getattr(parser, "_subcommands_action", None)
         parsers = [parser, *(subcommands.choices.values() if subcommands is not None else ())]
@@ -159,7 +160,7 @@ class NERZooCLI(LightningCLI):
         try:
             return super().parse_arguments(parser, args)
         except ArgumentError as e:
-            line = unknown_key_line(str(e), argv)
+            line = unknown_key_line(str(e), argv) or yaml_syntax_line(argv)
             if line is not None:
                 raise ConfigError(line) from None
         finally:
