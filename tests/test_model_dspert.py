@@ -124,6 +124,21 @@ def test_variants_share_or_copy_weights(make):
 
 
 
+def test_encoder_settings_dspert_cannot_use_are_refused_in_one_line(tiny_bert_dir, tmp_path, capsys):  # noqa: F811
+    """``pooling``/``layers``/``dropout`` of the encoder would be ignored by DSpERT: ``fit`` refuses them."""
+    from ner_zoo.cli.main import main
+
+    cfg = tmp_path / "dspert.yaml"
+    cfg.write_text(yaml.safe_dump({"model": tiny_model("dspert", tiny_bert_dir, encoder={"pooling": "mean", "dropout": 0.1}),
+                                   "data": NESTED_DATA, "trainer": {"accelerator": "cpu", "logger": False}}))
+    try:
+        rc = main(["fit", "--config", str(cfg)])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err[-1] == ("ner-zoo: error: DSpERT: the encoder's pooling='mean', dropout=0.1 would be "
+                                   "ignored (DSpERT reads every layer's sub-word states): leave them out"), err[-3:]
+
 @pytest.mark.parametrize("ablation", sorted((Path(__file__).resolve().parents[1] / "configs" / "dspert" / "ablations")
                                             .glob("*.yaml")), ids=lambda p: p.stem)
 def test_ablations_parse(ablation):

@@ -364,6 +364,13 @@ def test_fit_with_a_missing_data_dir_is_one_line(tmp_path, capsys):
     assert rc == 2 and "nowhere/train.conll not found" in one_error_line(err)
 
 
+def test_a_bad_model_argument_is_one_line_naming_the_class(tmp_path, capsys):
+    """A ``ValueError`` a zoo class raises on its own argument: one line, not jsonargparse's dump of the config."""
+    rc, _, err = ner_zoo(capsys, "fit", "--config", config(tmp_path), "--model", "ner_zoo.models.PSA",
+                         "--model.init_args.window", "0")
+    assert rc == 2 and one_error_line(err) == "ner-zoo: error: PositionAwareSelfAttention: window must be >= 1, got 0"
+    assert len(err) < 2000, err[-2000:]
+
 # --- 7: missing encoders and extras ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("model, message", [
     ("/nonexistent/bert", r"/nonexistent/bert: no such model directory"),

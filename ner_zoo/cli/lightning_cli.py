@@ -269,14 +269,33 @@ class NERZooCLI(LightningCLI):
 
 
 def _own_error(e: BaseException | None) -> BaseException | None:
-    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``."""
-    seen = set()
+    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError`` that
+    a zoo class's ``__init__`` raised itself (a bad argument), as a one-line :class:`ConfigError` naming the class."""
+    seen, chain = set(), []
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         if isinstance(e, (NerZooError, OSError)):
             return e
+        chain.append(e)
         e = e.__cause__ or e.__context__
+    for e in chain:
+        owner = _raising_init(e) if type(e) is ValueError else None
+        if owner is not None:
+            return ConfigError(f"{owner}: {e}")
     return None
+
+
+def _raising_init(e: BaseException) -> str | None:
+    """The class whose ``__init__`` in ``ner_zoo`` raised ``e`` in its own body (the innermost frame), or None."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    frame = tb.tb_frame
+    inside = Path(frame.f_code.co_filename).resolve().is_relative_to(Path(__file__).resolve().parents[1])
+    owner = frame.f_locals.get("self") if frame.f_code.co_name == "__init__" else None
+    return type(owner).__name__ if inside and owner is not None else None
 
 
 def _model_class(class_path: str | None) -> type[NERModule] | None:

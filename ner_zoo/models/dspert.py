@@ -78,7 +78,7 @@ class DSpERT(SpanModel):
             of the PLM and of its copy, 0.2), ``casing_dim`` (casing-class embedding of the span's first and
             last word appended to the classifier input; not in the paper, whose encoders are cased)); DSpERT
             reads every layer's sub-word states, so the encoder's ``pooling``, ``layers`` and ``dropout`` do
-            not apply. ``None``: the offline MiniLM-L6 with ``max_subwords_per_word`` 5, ``plm_dropout`` 0.2.
+            not apply (a value other than their defaults is refused). ``None``: the offline MiniLM-L6 with ``max_subwords_per_word`` 5, ``plm_dropout`` 0.2.
         max_width: longest span ``K``, in sub-words (Table 7: 25/25/18/16/10/16 for ACE04/ACE05/GENIA/KBP17/CoNLL03/
             OntoNotes5); longer gold entities cannot be predicted (warned once).
         depth: ``L~``, number of top layers in the span Transformer (``None``: all; 0: shallow max-pool).
@@ -113,6 +113,13 @@ class DSpERT(SpanModel):
         self.max_width = max_width
         # the encoder's plm_dropout is set before the span Transformer copies its layers
         self.encoder = encoder if encoder is not None else TransformerEncoder(max_subwords_per_word=5, plm_dropout=0.2)
+        unused = {k: v for k, v, default in (("pooling", self.encoder.pooling, "first"),
+                                             ("layers", self.encoder.layers, "last"),
+                                             ("dropout", getattr(self.encoder.dropout, "p", 0.0), 0.0)) if v != default}
+        if unused:
+            raise ValueError(f"the encoder's {', '.join(f'{k}={v!r}' for k, v in unused.items())} would be ignored "
+                             f"(DSpERT reads every layer's sub-word states): leave {'it' if len(unused) == 1 else 'them'} "
+                             "out")
         self.span_transformer = SpanTransformer.from_pretrained(self.encoder.model, depth, tied=tied_weights,
                                                                 pool_dropout=pool_dropout, pack=pack,
                                                                 checkpoint=checkpoint)
