@@ -78,7 +78,8 @@ class DSpERT(SpanModel):
             of the PLM and of its copy, 0.2), ``casing_dim`` (casing-class embedding of the span's first and
             last word appended to the classifier input; not in the paper, whose encoders are cased)); DSpERT
             reads every layer's sub-word states, so the encoder's ``pooling``, ``layers`` and ``dropout`` do
-            not apply (a value other than their defaults is refused). ``None``: the offline MiniLM-L6 with ``max_subwords_per_word`` 5, ``plm_dropout`` 0.2.
+            not apply (a value other than their defaults is refused). ``None``: the offline MiniLM-L6 with
+            ``max_subwords_per_word`` 5, ``plm_dropout`` 0.2.
         max_width: longest span ``K``, in sub-words (Table 7: 25/25/18/16/10/16 for ACE04/ACE05/GENIA/KBP17/CoNLL03/
             OntoNotes5); longer gold entities cannot be predicted (warned once).
         depth: ``L~``, number of top layers in the span Transformer (``None``: all; 0: shallow max-pool).
