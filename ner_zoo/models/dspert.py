@@ -21,6 +21,7 @@ Spans live on sub-words (``K``, the config's ``max_width``, counts sub-words); g
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Sequence
 
 import torch
@@ -114,9 +115,10 @@ class DSpERT(SpanModel):
         self.max_width = max_width
         # the encoder's plm_dropout is set before the span Transformer copies its layers
         self.encoder = encoder if encoder is not None else TransformerEncoder(max_subwords_per_word=5, plm_dropout=0.2)
-        unused = {k: v for k, v, default in (("pooling", self.encoder.pooling, "first"),
-                                             ("layers", self.encoder.layers, "last"),
-                                             ("dropout", getattr(self.encoder.dropout, "p", 0.0), 0.0)) if v != default}
+        given = {"pooling": self.encoder.pooling, "layers": self.encoder.layers,
+                 "dropout": getattr(self.encoder.dropout, "p", 0.0)}  # nn.Identity when the dropout is 0
+        defaults = inspect.signature(TransformerEncoder).parameters
+        unused = {k: v for k, v in given.items() if v != defaults[k].default}
         if unused:
             raise ValueError(f"the encoder's {', '.join(f'{k}={v!r}' for k, v in unused.items())} would be ignored "
                              f"(DSpERT reads every layer's sub-word states): leave {'it' if len(unused) == 1 else 'them'} "
