@@ -1,38 +1,38 @@
-"""``ner-zoo predict --ckpt_path CKPT --input FILE``: predictions from a checkpoint alone.
+"""``ner-zoo predict --model MODEL --input FILE``: predictions from a checkpoint or an exported folder alone.
 
-The checkpoint carries the vocabularies, label set and tag scheme, so no training file or config is
-needed. Input: a CoNLL file (first column tokens; the last column is read as gold tags when there are
-two or more columns), a raw text file (one whitespace-tokenised sentence per line) or JSON lines with
-``tokens``. Output: CoNLL (token, gold tag when known, predicted tag) or JSON lines with spans.
+The model carries the vocabularies, label set and tag scheme, so no training file or config is needed.
+Input (``-`` reads standard input): a CoNLL file (first column tokens; the last column is read as gold tags when
+there are two or more columns); raw text (each non-empty line is one text: tokenized with punctuation split off
+and split into sentences, see docs/api.md); or JSON lines, each ``{"text": "..."}`` (raw text),
+``{"tokens": [...]}`` (pre-tokenized; ``gold_spans`` when present, so predict's own output is valid input) or a
+corpus shape (genia, dygie, lal). Output (``-`` writes standard output, line by line as the input arrives):
+CoNLL (token, gold tag when known, predicted tag) or JSON lines: ``tokens``, ``gold_spans``, ``pred_spans``,
+``pred_scores`` (a confidence in [0, 1] per predicted span) and, for raw text, ``text`` and ``entities``
+(``text``, ``label``, ``start``, ``end`` character offsets into ``text``, ``score``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import json
 import os
 import re
+import sys
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import IO, Iterable, Iterator, Sequence
 
-from ner_zoo.data.readers.common import read_bytes, read_text
-from ner_zoo.data.schema import Sentence
+from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import DataFormatError
-from ner_zoo.training.inference import load_model, predict
-
-
-def read_raw_text(path: Path, data: bytes | None = None) -> list[Sentence]:
-    """One sentence per non-empty line, split on whitespace; decoded as corpora are (UTF-8, BOM dropped,
-    Latin-1 fallback with a warning). ``source`` keeps the line number."""
-    text, _ = read_text(path, data=data)
-    sents = [Sentence(tokens=line.split(), source=f"{path}:{n}")
-             for n, line in enumerate(text.split("\n"), 1) if line.split()]
-    if not sents:
-        raise DataFormatError("no sentences (the file is empty or blank)", path)
-    return sents
-
 
 _TAG = re.compile(r"^(O|[BIESLU]-\S+)$")
+STDIO = Path("-")
+SNIFF_BYTES = 65536
+#: exit status after the reader of --output closed the pipe (as a shell reports a process ended by SIGPIPE)
+BROKEN_PIPE_EXIT = 128 + 13
 
 
 def looks_like_conll(text: str) -> bool:
@@ -55,37 +55,146 @@ def sniff_format(path: Path, text: str) -> str:
     return "conll" if one_column else "text"
 
 
-def read_input(path: Path, fmt: str) -> tuple[list[Sentence], bool]:
-    """Sentences of ``path`` and whether they carry gold labels; the file is read once (a pipe works)."""
-    data = read_bytes(path)
-    head = data[:65536].decode("utf-8-sig", errors="replace").replace("\r", "")
-    if len(data) > 65536:
-        head = head.rsplit("\n", 1)[0]  # the last line may be cut
-    if fmt == "auto":
-        fmt = sniff_format(path, head)
-    if fmt == "text":
-        return read_raw_text(path, data), False
-    if fmt == "jsonl":
-        from ner_zoo.data.readers import read_nested_json
+@dataclass
+class Record:
+    """One unit of input and output: a line of raw text (one or more sentences, ``text`` and token offsets
+    kept), or one sentence of tokens."""
 
-        return read_nested_json(path, data=data), True
+    sentences: list[Sentence]
+    text: str | None = None
+    offsets: list[list] | None = None  # per sentence, its ner_zoo.api.text.Token list
+    source: str | None = None
+    scheme: str | None = None  # a CoNLL input's tag scheme, written back in it (conlleval.pl misreads BIOES)
+
+
+class Lines:
+    """The decoded lines of a file or of standard input, read as they arrive; UTF-8 (a BOM dropped), a line that
+    is not UTF-8 read as Latin-1 with one warning naming the file and line."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        if path == STDIO:
+            self.stream = sys.stdin.buffer
+        else:
+            if path.is_dir():
+                raise DataFormatError("is a directory, expected a file", path)
+            try:
+                self.stream = open(path, "rb")
+            except FileNotFoundError:
+                raise DataFormatError("file not found", path) from None
+        self.name = "<stdin>" if path == STDIO else str(path)
+        self.warned = False
+        self.lineno = 0
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for raw in self.stream:
+            self.lineno += 1
+            if self.lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                line = raw.decode("latin-1")
+                if not self.warned:
+                    warnings.warn(f"{self.name}:{self.lineno}: byte {raw[e.start]:#04x} is not UTF-8; such lines "
+                                  "are read as Latin-1", UnicodeWarning, stacklevel=2)
+                    self.warned = True
+            yield self.lineno, line.rstrip("\r\n").replace("\r", "")
+
+
+def text_record(text: str, source: str, split: bool = True) -> Record:
+    from ner_zoo.api.text import sentences
+
+    sents = sentences(text, split=split)
+    return Record([Sentence([t.text for t in s], source=source, index=i) for i, s in enumerate(sents)],
+                  text=text, offsets=sents, source=source)
+
+
+def json_record(obj: object, where: str) -> Record:
+    """A ``{"text"}`` or ``{"tokens"[, "gold_spans"]}`` line (predict's own output is one)."""
+    if isinstance(obj, dict) and isinstance(obj.get("text"), str) and "tokens" not in obj:
+        return text_record(obj["text"], where)
+    if not isinstance(obj, dict) or "tokens" not in obj:
+        keys = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+        raise DataFormatError(f"expected a JSON object with 'text' or 'tokens' (keys: {keys})", where)
+    tokens = obj["tokens"]
+    if not isinstance(tokens, list) or not all(isinstance(t, str) and t.strip() for t in tokens):
+        raise DataFormatError("'tokens' must be a list of non-empty strings", where)
+    gold = []
+    for item in obj.get("gold_spans") or []:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], int) and isinstance(item[1], int)
+                and isinstance(item[2], str) and 0 <= item[0] < item[1] <= len(tokens)):
+            raise DataFormatError(f"'gold_spans' item {item!r} is not [start, end, label] within the tokens", where)
+        gold.append(Span(*item))
+    return Record([Sentence(list(tokens), spans=gold, source=where)], source=where)
+
+
+def records(path: Path, fmt: str, split: bool) -> tuple[Iterator[Record], str, bool]:
+    """The input's records (read lazily for raw text and JSON lines), its format and whether it carries gold."""
+    lines = Lines(path)
+    it = iter(lines)
+    head: list[tuple[int, str]] = []
+    if fmt == "auto":  # sniff on the first 64 KiB (or the whole input when shorter)
+        size = 0
+        for item in it:
+            head.append(item)
+            size += len(item[1]) + 1
+            if size >= SNIFF_BYTES:
+                break
+        shown = head[:-1] if size >= SNIFF_BYTES else head  # the last line may be cut short: left out
+        fmt = sniff_format(Path("") if path == STDIO else path, "\n".join(ln for _, ln in shown))
+    all_lines = itertools.chain(head, it)
+    name = lines.name
+    if fmt == "text":
+        recs = (text_record(ln, f"{name}:{n}", split) for n, ln in all_lines if ln.strip())
+        return recs, fmt, False
+    if fmt == "jsonl":
+        first = next(((n, ln) for n, ln in all_lines if ln.strip()), None)
+        if first is None:
+            raise DataFormatError("no records (the input is empty or blank)", name)
+        try:
+            obj = json.loads(first[1])
+        except json.JSONDecodeError:
+            obj = None
+        from ner_zoo.data.readers.nested_json import detect_shape
+
+        if obj is None or detect_shape(obj) is not None:  # a corpus file (or a JSON list): the corpus reader
+            from ner_zoo.data.readers import read_nested_json
+
+            data = "\n".join(ln for _, ln in itertools.chain([first], all_lines)).encode()
+            return (Record([s], source=s.source) for s in read_nested_json(name, data=data)), fmt, True
+        labelled = "gold_spans" in obj
+
+        def parse() -> Iterator[Record]:
+            for n, ln in itertools.chain([first], all_lines):
+                if ln.strip():
+                    try:
+                        yield json_record(json.loads(ln), f"{name}:{n}")
+                    except json.JSONDecodeError as e:
+                        raise DataFormatError(f"invalid JSON ({e.msg})", name, n) from None
+
+        return parse(), fmt, labelled
     from ner_zoo.data.readers import read_conll
 
-    first = next((ln.split() for ln in head.split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
+    data = "\n".join(ln for _, ln in all_lines).encode()
+    first = next((ln.split() for ln in data.decode().split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
     labelled = len(first) >= 2
-    return read_conll(path, token_column=0, label_column=-1 if labelled else None, data=data), labelled
+    sents = read_conll(name, token_column=0, label_column=-1 if labelled else None, data=data)
+    scheme = getattr(sents, "scheme", None)
+    return iter([Record([s], source=s.source, scheme=scheme) for s in sents]), "conll", labelled
 
 
-def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gold_column: str | None) -> None:
-    """POS output: ``token [gold] predicted`` per line (the gold column when the input had one)."""
-    from ner_zoo.io import atomic_write
-
-    with atomic_write(path) as f:
-        for sent, pred in zip(sentences, tags):
-            gold = sent.columns.get(gold_column) if gold_column else None
-            for i, (tok, tag) in enumerate(zip(sent.tokens, pred)):
-                f.write(f"{tok} {gold[i]} {tag}\n" if gold else f"{tok} {tag}\n")
-            f.write("\n")
+def chunks(recs: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    """Groups of records holding about ``size`` sentences (a stream is answered group by group)."""
+    group, n = [], 0
+    for r in recs:
+        group.append(r)
+        n += len(r.sentences)
+        if n >= size:
+            yield group
+            group, n = [], 0
+    if group:
+        yield group
 
 
 def without_gold(sentences: list[Sentence], tag_column: str | None) -> list[Sentence]:
@@ -95,10 +204,51 @@ def without_gold(sentences: list[Sentence], tag_column: str | None) -> list[Sent
             for s in sentences]
 
 
+def jsonl_line(rec: Record, preds: list, scores: list) -> str:
+    """One output line per record: sentences of a raw-text line are joined (span indices shifted)."""
+    tokens, gold, pred, conf, ents = [], [], [], [], []
+    for k, (sent, p, sc) in enumerate(zip(rec.sentences, preds, scores)):
+        off = len(tokens)
+        tokens += sent.tokens
+        gold += [[s.start + off, s.end + off, s.label] for s in sent.spans]
+        pred += [[s.start + off, s.end + off, s.label] for s in p]
+        conf += [round(float(x), 6) for x in sc] if sc is not None else [None] * len(p)
+        if rec.text is not None:
+            from ner_zoo.api.tagger import entities
+
+            ents += [{key: v for key, v in e.to_dict().items() if key in ("text", "label", "start", "end", "score")}
+                     for e in entities(rec.text, rec.offsets[k], p, sc, k)]
+    obj = {"tokens": tokens, "gold_spans": gold, "pred_spans": pred, "pred_scores": conf}
+    if rec.text is not None:
+        obj.update(text=rec.text, entities=ents)
+    first = rec.sentences[0] if rec.sentences else None
+    obj.update(doc_id=first.doc_id if first else None, index=first.index if first else 0, source=rec.source)
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def conll_lines(rec: Record, preds: list, scheme: str, with_gold: bool, tag_column: str | None, pos: bool) -> str:
+    from ner_zoo.data.tagging import spans_to_tags
+
+    out = []
+    for sent, p in zip(rec.sentences, preds):
+        n, where = len(sent.tokens), sent.source
+        pred = list(p) if pos else spans_to_tags(p, n, scheme, where)
+        if pos:
+            gold = sent.columns.get(tag_column) if with_gold and tag_column else None
+        else:
+            gold = spans_to_tags(sent.spans, n, scheme, where) if with_gold else None
+        for i, tok in enumerate(sent.tokens):
+            tok = "_".join(tok.split()) or "_"
+            out.append(f"{tok} {gold[i]} {pred[i]}\n" if gold else f"{tok} {pred[i]}\n")
+        out.append("\n")
+    return "".join(out)
+
+
 def default_output(path: Path, fmt: str) -> Path:
     """``<input>.pred.<format>``, keeping the input's full name (``eng.testb`` -> ``eng.testb.pred.conll``)."""
-    if not path.is_file():
-        raise DataFormatError("the input is not a regular file (a pipe?): pass --output", path)
+    if path == STDIO or not path.is_file():
+        raise DataFormatError("the input is not a regular file (a pipe?): pass --output (- for standard output)",
+                              path)
     return path.with_name(f"{path.name}.pred.{fmt}")
 
 
@@ -109,39 +259,93 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def predict_main(argv: Sequence[str]) -> int:
+def device_of(accelerator: str) -> str:
+    return {"gpu": "cuda", "auto": "auto", "cpu": "cpu"}.get(accelerator, accelerator)
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo predict", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--ckpt_path", required=True, help="checkpoint written by ner-zoo fit")
-    p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file (a pipe works)")
+    p.add_argument("--model", "--ckpt_path", dest="model", required=True,
+                   help="a checkpoint written by ner-zoo fit, or a folder written by ner-zoo export")
+    p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file; - reads stdin")
     p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"],
                    help="auto: from the suffix and the content (a .txt file in CoNLL columns is read as CoNLL)")
-    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); never the input")
+    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); - writes stdout; "
+                                               "never the input")
     p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl"],
-                   help="auto: jsonl for nested NER (tags cannot hold nested spans), else conll")
+                   help="auto: jsonl for raw text, JSON-lines input and nested NER, else conll")
+    p.add_argument("--no_sentence_split", action="store_true", help="raw text: one sentence per line")
     p.add_argument("--batch_size", type=int, default=64)
-    p.add_argument("--accelerator", default="auto")
-    p.add_argument("--precision", default="32-true")
-    a = p.parse_args(argv)
-    if a.output is not None and (a.output == a.input or same_file(a.input, a.output)):
+    p.add_argument("--accelerator", default="auto", help="cpu, gpu/cuda, cuda:1 ... (auto: a GPU when present)")
+    p.add_argument("--precision", default="32-true", help="32-true, bf16-mixed or 16-mixed")
+    return p
+
+
+def predict_main(argv: Sequence[str]) -> int:
+    a = parser().parse_args(argv)
+    if a.output is not None and a.output != STDIO and (a.output == a.input or same_file(a.input, a.output)):
         raise DataFormatError("--output is the input file; predictions would replace it", a.output)
-    sentences, labelled = read_input(a.input, a.input_format)  # before the (slow) model load
-    model = load_model(a.ckpt_path)
+    recs, in_fmt, labelled = records(a.input, a.input_format, split=not a.no_sentence_split)
+    first = list(itertools.islice(recs, 1))  # the input's format errors before the (slow) model load
+    if not first:
+        raise DataFormatError("no sentences (the input is empty or blank)", a.input)
+    recs = itertools.chain(first, recs)
+    from ner_zoo.api.tagger import Tagger, load_any
+
+    model = load_any(a.model, device_of(a.accelerator))
+    tagger = Tagger(model, batch_size=a.batch_size, precision=a.precision.split("-")[0], _allow_pos=True)
     fmt = a.output_format
     if fmt == "auto":
-        fmt = "jsonl" if model.task == "nested_ner" else "conll"
-    out = a.output or default_output(a.input, fmt)
-    preds = predict(model, without_gold(sentences, model.vocabs.tag_column), a.batch_size, a.accelerator,
-                    precision=a.precision)
-    from ner_zoo.data import writers
-
-    if model.task == "pos":
-        write_tags(out, sentences, preds, model.vocabs.tag_column if labelled else None)
-    elif fmt == "conll":
-        # the input's own scheme (conlleval.pl misreads BIOES); IOB2 for unlabelled input
-        scheme = getattr(sentences, "scheme", None) or "iob2"
-        writers.write_conll(out, sentences, preds, scheme=scheme, with_gold=labelled)
-    else:
-        writers.write_jsonl(out, sentences, preds)
-    print(f"wrote {len(sentences)} sentences to {out}")
+        fmt = "jsonl" if model.task == "nested_ner" or in_fmt in ("text", "jsonl") and not model.is_pos else "conll"
+    if model.is_pos:
+        fmt = "conll"
+    tag_column = model.vocabs.tag_column
+    to_stdout = a.output == STDIO
+    out_path = None if to_stdout else (a.output or default_output(a.input, fmt))
+    try:
+        with (_stdout() if to_stdout else _atomic(out_path)) as f:
+            n = write_predictions(f, recs, tagger, fmt, labelled, tag_column, a.batch_size, flush=to_stdout)
+    except BrokenPipeError:  # the reader (head, less) stopped reading: nothing more to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE_EXIT
+    print(f"wrote {n} sentences to {'standard output' if to_stdout else out_path}",
+          file=sys.stderr if to_stdout else sys.stdout)
     return 0
+
+
+def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labelled: bool,
+                      tag_column: str | None, batch_size: int, flush: bool = False) -> int:
+    """Predict ``recs`` group by group and write each group's lines; the number of sentences written."""
+    n = 0
+    for group in chunks(recs, batch_size):
+        sents = [s for r in group for s in r.sentences]
+        results = iter(tagger.predict_sentences(without_gold(sents, tag_column)))
+        for rec in group:
+            got = [next(results) for _ in rec.sentences]
+            preds, scores = [g[0] for g in got], [g[1] for g in got]
+            if fmt == "jsonl":
+                f.write(jsonl_line(rec, preds, scores))
+            else:
+                f.write(conll_lines(rec, preds, rec.scheme or "iob2", labelled, tag_column, tagger.model.is_pos))
+        n += len(sents)
+        if flush:
+            f.flush()
+    return n
+
+
+class _stdout:
+    def __enter__(self):
+        return sys.stdout
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            sys.stdout.flush()
+        return False
+
+
+def _atomic(path: Path):
+    from ner_zoo.io import atomic_write
+
+    return atomic_write(path)

@@ -59,7 +59,7 @@ from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy
                                            soft_nms_batch)
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
-from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.training.span_model import SpanBatch, SpanModel, scored
 from ner_zoo.training.words import prepare_words
 
 TABLE6_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15]  # Table 6, ACE04 / ACE05 / KBP17 (the code's ACE05: no 6)
@@ -416,8 +416,9 @@ class LocateAndLabel(SpanModel):
         kept, _ = self.select_proposals(p.adjusted, label, score, keep)
         names = self.vocabs.labels
         out = []
-        for rows, labs, oks in zip(p.adjusted.tolist(), label.tolist(), kept.tolist()):
-            out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k, ok in zip(rows, labs, oks) if ok))
+        for rows, labs, oks, probs in zip(p.adjusted.tolist(), label.tolist(), kept.tolist(), score.tolist()):
+            # confidence: the classifier's probability of the label (before Soft-NMS rescoring)
+            out.append(scored((Span(s, e, names[k - 1]), q) for (s, e), k, ok, q in zip(rows, labs, oks, probs) if ok))
         return out, int(filtered.sum())
 
     def count_proposals(self, batch: SpanBatch) -> int:

@@ -24,6 +24,21 @@ from ner_zoo.modules.span_decoding import decode_batch
 from ner_zoo.training.base import NERModule
 
 
+class ScoredSpans(list):
+    """A sentence's predicted spans (a plain list of :class:`Span` to every reader) that also carries one
+    confidence in [0, 1] per span, ``scores`` (the span classifier's probability of the predicted label)."""
+
+    def __init__(self, spans=(), scores=()):
+        super().__init__(spans)
+        self.scores = list(scores)
+
+
+def scored(pairs) -> ScoredSpans:
+    """``(span, score)`` pairs -> :class:`ScoredSpans` sorted by span."""
+    pairs = sorted(pairs)
+    return ScoredSpans([p[0] for p in pairs], [p[1] for p in pairs])
+
+
 @dataclass
 class SpanBatch(Batch):
     """A :class:`~ner_zoo.data.batching.Batch` plus gold spans as tensors.
@@ -124,6 +139,9 @@ class SpanModel(NERModule):
             mask: ``[B, S]`` real candidates.
             probs: ``[B, S, num_classes]`` (class 0 = NONE); the score of a span is its max probability.
             threshold: also drop spans whose score is not above this.
+
+        Returns:
+            per sentence, :class:`ScoredSpans` (its ``scores``: each span's probability).
         """
         score, label = probs.float().max(-1)
         keep = mask & (label > 0)
@@ -138,8 +156,10 @@ class SpanModel(NERModule):
         chosen = decode_batch(cand, score, valid, nested=self.nested)
         names = self.vocabs.labels
         out = []
-        for row_spans, row_labels, row_keep in zip(cand.tolist(), label.tolist(), chosen.tolist()):
-            out.append(sorted(Span(s, e, names[k - 1]) for (s, e), k, ok in zip(row_spans, row_labels, row_keep) if ok))
+        for row_spans, row_labels, row_keep, row_score in zip(cand.tolist(), label.tolist(), chosen.tolist(),
+                                                              score.tolist()):
+            out.append(scored((Span(s, e, names[k - 1]), p)
+                              for (s, e), k, ok, p in zip(row_spans, row_labels, row_keep, row_score) if ok))
         return out
 
     # metrics ------------------------------------------------------------------------------------------------

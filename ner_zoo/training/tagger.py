@@ -55,15 +55,39 @@ class SequenceTagger(NERModule):
 
     @torch.no_grad()
     def decode_ids(self, batch: Batch) -> list[list[int]]:
-        scores = self.emissions(batch)
-        ids = self.crf.decode(scores, batch.mask) if self.crf is not None else scores.argmax(-1)
-        lengths = batch.mask.sum(1).tolist()
+        return self.ids_from_emissions(self.emissions(batch), batch.mask)
+
+    def ids_from_emissions(self, scores: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
+        """Best tag ids per sentence (Viterbi with a CRF, else argmax), cut to each sentence's length."""
+        ids = self.crf.decode(scores, mask) if self.crf is not None else scores.argmax(-1)
+        lengths = mask.sum(1).tolist()
         return [row[:n] for row, n in zip(ids.tolist(), lengths)]
 
     def decode(self, batch: Batch) -> list[list]:
+        return self.from_emissions(self.emissions(batch), batch.mask)
+
+    @torch.no_grad()
+    def from_emissions(self, scores: torch.Tensor, mask: torch.Tensor, with_scores: bool = False) -> list[list]:
+        """Tags (POS) or spans per sentence from emission scores ``[B, L, T]`` (what :meth:`decode` does after
+        :meth:`emissions`; an exported scoring network's output decodes here too).
+
+        ``with_scores``: spans come as :class:`~ner_zoo.training.span_model.ScoredSpans`, each span's score the
+        mean over its tokens of the probability of the decoded tag: the CRF's posterior marginal
+        (forward-backward), or the softmax probability without a CRF.
+        """
         itos = self.vocabs.tags.itos
-        tag_seqs = [[itos[i] for i in row] for row in self.decode_ids(batch)]
+        id_seqs = self.ids_from_emissions(scores, mask)
+        tag_seqs = [[itos[i] for i in row] for row in id_seqs]
         if self.is_pos:
             return tag_seqs
         # conlleval reading: also the repair rule for invalid sequences from an unconstrained decoder
-        return [tags_to_spans(tags) for tags in tag_seqs]
+        spans = [tags_to_spans(tags) for tags in tag_seqs]
+        if not with_scores:
+            return spans
+        from ner_zoo.training.span_model import ScoredSpans
+
+        probs = self.crf.marginals(scores, mask) if self.crf is not None else scores.float().softmax(-1)
+        picked = [p[: len(ids)].gather(1, torch.tensor(ids, dtype=torch.long, device=p.device)[:, None])[:, 0].tolist()
+                  for p, ids in zip(probs.float(), id_seqs)]
+        return [ScoredSpans(row, [min(1.0, max(0.0, sum(tok[s.start:s.end]) / len(s))) for s in row])
+                for row, tok in zip(spans, picked)]

@@ -1,0 +1,201 @@
+"""``ner_zoo.load(path)`` -> :class:`Tagger`: a trained model applied to raw text or tokens, giving entities with
+character offsets and a confidence each. No Trainer, nothing printed."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import torch
+
+from ner_zoo.api.text import Token, sentences as split_text
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.errors import CheckpointError
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One predicted entity.
+
+    Attributes:
+        text: ``input[start:end]``.
+        label: the entity type.
+        start, end: character offsets into the input string (end exclusive); for pre-tokenized input, into the
+            tokens joined by single spaces.
+        score: confidence in [0, 1] (``None`` for a model that has none).
+        sentence: index of the sentence within the input (raw text is split into sentences).
+        token_start, token_end: the token range within that sentence (end exclusive).
+    """
+
+    text: str
+    label: str
+    start: int
+    end: int
+    score: float | None
+    sentence: int = 0
+    token_start: int = 0
+    token_end: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def pick_device(device: str | torch.device | None) -> torch.device:
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device("cpu" if device == "cpu" else device)
+
+
+def load_any(path: str | Path, device: str | torch.device | None = None):
+    """The model stored in ``path``: an exported folder (``config.json`` + ``model.safetensors``) or a checkpoint."""
+    path = Path(path)
+    if path.is_dir():
+        from ner_zoo.api.export import load_folder
+
+        model = load_folder(path)
+    else:
+        from ner_zoo.training.inference import load_model
+
+        model = load_model(path)
+    return model.to(pick_device(device)).eval()
+
+
+class Tagger:
+    """A trained model ready to tag text. Make one with :func:`ner_zoo.load`.
+
+    ``tagger("Angela Merkel visited Paris.")`` -> list of :class:`Entity`; a list of strings gives one list per
+    string; ``tagger(tokens=[...])`` (or a list of token lists) tags pre-tokenized sentences.
+
+    Args:
+        model: a loaded ner-zoo model (span-producing task: NER, nested NER, chunking).
+        batch_size: sentences per forward pass.
+        precision: ``32`` (default), ``bf16`` or ``16`` (autocast on the model's device).
+        split_sentences: split raw text into sentences (paragraphs are always split at blank lines).
+    """
+
+    def __init__(self, model, batch_size: int = 32, precision: str = "32", split_sentences: bool = True,
+                 _allow_pos: bool = False):
+        if getattr(model, "is_pos", False) and not _allow_pos:  # predict_sentences gives tags (ner-zoo predict)
+            raise CheckpointError("this is a POS tagger: use ner_zoo.training.inference.predict for tags; "
+                                  "Tagger returns entities")
+        self.model = model.eval()
+        self.batch_size = batch_size
+        self.precision = str(precision)
+        self.split_sentences = split_sentences
+
+    @property
+    def device(self) -> torch.device:
+        return next(iter(self.model.parameters())).device
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.model.vocabs.labels)
+
+    def to(self, device: str | torch.device) -> "Tagger":
+        self.model.to(pick_device(device))
+        return self
+
+    # prediction ---------------------------------------------------------------------------------------------
+    def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
+        """``(spans, scores)`` per sentence, in input order (empty sentences give no spans)."""
+        model = self.model
+        todo = [(i, s) for i, s in enumerate(sentences) if len(s.tokens)]
+        out: list[tuple[list[Span], list[float] | None]] = [([], []) for _ in sentences]
+        if not todo:
+            return out
+        if model.context_encoders():  # the sentences are their own document context (as predict does)
+            model.add_context([s for _, s in todo])
+        order = sorted(range(len(todo)), key=lambda k: len(todo[k][1].tokens))  # less padding
+        device = self.device
+        for lo in range(0, len(order), self.batch_size):
+            chunk = [todo[k] for k in order[lo: lo + self.batch_size]]
+            batch = model.collate(chunk).to(device)
+            with torch.no_grad(), self._autocast(device):
+                preds = self._decode(batch)
+            for (i, _), pred in zip(chunk, preds):
+                scores = getattr(pred, "scores", None)
+                out[i] = (list(pred), None if scores is None else [float(x) for x in scores])
+        return out
+
+    def _decode(self, batch) -> list:
+        from ner_zoo.training.tagger import SequenceTagger
+
+        if isinstance(self.model, SequenceTagger):
+            return self.model.from_emissions(self.model.emissions(batch), batch.mask, with_scores=True)
+        return self.model.decode(batch)
+
+    def _autocast(self, device: torch.device):
+        if self.precision in ("32", "32-true", "fp32"):
+            return contextlib.nullcontext()
+        dtype = torch.bfloat16 if self.precision.startswith("bf16") else torch.float16
+        return torch.autocast(device.type, dtype=dtype)
+
+    def __call__(self, text: str | Sequence[str] | None = None, tokens: Sequence[str] | Sequence[Sequence[str]] | None = None):
+        """Entities of ``text`` (a string -> a list; a list of strings -> a list per string) or of pre-tokenized
+        ``tokens`` (one token list -> a list; a list of token lists -> a list per sentence)."""
+        if (text is None) == (tokens is None):
+            raise TypeError("pass text (a string or a list of strings) or tokens=, not both")
+        if tokens is not None:
+            single = bool(tokens) and isinstance(tokens[0], str) or not tokens
+            rows = [list(tokens)] if single else [list(t) for t in tokens]
+            for r in rows:
+                if not all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in r):
+                    raise ValueError("tokens must be non-empty strings without whitespace")
+            res = self.tag_tokens(rows)
+            return res[0] if single else res
+        if isinstance(text, str):
+            return self.tag_texts([text])[0]
+        texts = list(text)
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("text must be a string or a list of strings (pre-tokenized input: tokens=...)")
+        return self.tag_texts(texts)
+
+    def tag_texts(self, texts: Sequence[str]) -> list[list[Entity]]:
+        """One entity list per text (tokenized and split into sentences here)."""
+        per_text = [split_text(t, split=self.split_sentences) for t in texts]
+        sents, where = [], []
+        for ti, sent_tokens in enumerate(per_text):
+            for si, toks in enumerate(sent_tokens):
+                sents.append(Sentence([t.text for t in toks], doc_id=f"text{ti}", index=si, source=f"text {ti}"))
+                where.append((ti, si, toks))
+        results: list[list[Entity]] = [[] for _ in texts]
+        for (ti, si, toks), (spans, scores) in zip(where, self.predict_sentences(sents)):
+            results[ti].extend(entities(texts[ti], toks, spans, scores, si))
+        return results
+
+    def tag_tokens(self, rows: Sequence[Sequence[str]]) -> list[list[Entity]]:
+        """One entity list per pre-tokenized sentence; offsets index ``" ".join(tokens)``."""
+        sents = [Sentence(list(r), doc_id=None, index=i, source=f"sentence {i}") for i, r in enumerate(rows)]
+        out = []
+        for r, (spans, scores) in zip(rows, self.predict_sentences(sents)):
+            toks, pos = [], 0
+            for t in r:
+                toks.append(Token(t, pos, pos + len(t)))
+                pos += len(t) + 1
+            out.append(entities(" ".join(r), toks, spans, scores, 0))
+        return out
+
+
+def entities(text: str, toks: Sequence[Token], spans: Iterable[Span], scores: Sequence[float] | None,
+             sentence: int) -> list[Entity]:
+    """Token spans -> :class:`Entity` objects with character offsets, sorted by position (longer first)."""
+    out = []
+    for k, sp in enumerate(spans):
+        start, end = toks[sp.start].start, toks[sp.end - 1].end
+        score = None if scores is None else round(float(scores[k]), 6)
+        out.append(Entity(text[start:end], sp.label, start, end, score, sentence, sp.start, sp.end))
+    return sorted(out, key=lambda e: (e.start, -e.end, e.label))
+
+
+def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32") -> Tagger:
+    """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit`` or a folder written by ``ner-zoo export``.
+
+    Args:
+        path: ``best.ckpt`` or an exported folder.
+        device: ``cpu``, ``cuda``, ``cuda:1`` ...; default: a GPU when there is one.
+        batch_size: sentences per forward pass.
+        precision: ``32``, ``bf16`` or ``16``.
+    """
+    return Tagger(load_any(path, device), batch_size=batch_size, precision=precision)
