@@ -1,0 +1,194 @@
+"""``ner-zoo export CKPT --output DIR``: a self-contained model folder, and loading it back.
+
+The folder (the layout the Hugging Face Hub shows as a model repository)::
+
+    README.md            model card, generated from the run record (results.json) when one is found
+    config.json          model class, format, hyper-parameters (without the optimiser), labels, tag scheme, task
+    vocabularies.json    words, characters, tags, labels, feature vocabularies
+    model.safetensors    the weights (a transformer encoder's are in its own folder instead)
+    encoder-N/           each transformer encoder, fine-tuned, as ``save_pretrained`` writes it (weights,
+                         config, tokenizer); config.json records the id or path it started from
+
+Loading needs nothing but the folder: not the run folder, not the corpus, not the hub.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ner_zoo.errors import CheckpointError
+
+FORMAT = 1
+ENCODER_CLASS = "ner_zoo.modules.transformer.TransformerEncoder"
+NOT_SAVED = ("optimizer", "lr_scheduler")  # training-only: instantiated with their defaults when loading
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "__dict__") and hasattr(value, "__dataclass_fields__"):
+        import dataclasses
+
+        return _jsonable(dataclasses.asdict(value))
+    raise CheckpointError(f"hyper-parameter value {value!r} cannot be exported (not JSON)")
+
+
+def _encoders(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
+    from ner_zoo.modules.transformer import TransformerEncoder
+
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, TransformerEncoder)]
+
+
+def _encoder_groups(node: Any) -> list[dict]:
+    """Every ``{"class_path": TransformerEncoder, "init_args": {...}}`` in the hyper-parameters, in order."""
+    out = []
+    if isinstance(node, dict):
+        if str(node.get("class_path", "")).endswith("TransformerEncoder") and isinstance(node.get("init_args"), dict):
+            out.append(node)
+        for v in node.values():
+            out += _encoder_groups(v)
+    elif isinstance(node, list):
+        for v in node:
+            out += _encoder_groups(v)
+    return out
+
+
+def saved_hparams(path: Path, cls) -> dict:
+    """The init arguments as saved (nested components as ``class_path``/``init_args``, not objects)."""
+    if path.is_dir():
+        return json.loads((path / "config.json").read_text())["hyper_parameters"]
+    hp = dict(torch.load(path, map_location="cpu", weights_only=True, mmap=True).get("hyper_parameters") or {})
+    return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
+
+
+def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None) -> Path:
+    """Write the folder for checkpoint ``ckpt`` into ``output`` (an existing non-empty folder is refused).
+
+    Args:
+        ckpt: a checkpoint written by ``ner-zoo fit`` (or an exported folder, re-exported).
+        output: the folder to write.
+        record: the run record for the model card; default: ``results.json`` next to the checkpoint or one
+            folder up, when present.
+    """
+    from safetensors.torch import save_file
+
+    from ner_zoo.api.card import find_record, model_card
+    from ner_zoo.api.tagger import load_any
+
+    out = Path(output)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new --output")
+    model = load_any(ckpt, "cpu")
+    hp = _jsonable({k: v for k, v in saved_hparams(Path(ckpt), type(model)).items()
+                    if k not in NOT_SAVED and k != "vocabs" and not k.startswith("_")})
+    encoders = _encoders(model)
+    groups = _encoder_groups(hp)
+    if len(groups) != len(encoders):
+        raise CheckpointError(f"{ckpt}: {len(encoders)} transformer encoder(s) but {len(groups)} in the "
+                              "hyper-parameters; cannot export")
+    tmp = out.with_name(f".{out.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        skip = []
+        for k, ((name, enc), group) in enumerate(zip(encoders, groups)):
+            folder = f"encoder-{k}"
+            enc.model.save_pretrained(tmp / folder)
+            enc.tokenizer.save_pretrained(tmp / folder)
+            group["init_args"]["base_model"] = group["init_args"].get("model")
+            group["init_args"]["model"] = f"./{folder}"  # relative to the exported folder
+            skip.append(f"{name}.model.")
+        state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()
+                 if not any(k.startswith(p) for p in skip)}
+        save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt", "ner_zoo_format": str(FORMAT)})
+        vocabs = model.vocabs
+        config = {"ner_zoo_format": FORMAT, "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
+                  "task": model.task, "labels": list(vocabs.labels or []), "tag_scheme": vocabs.scheme,
+                  "hyper_parameters": hp, "encoders": [g["init_args"]["base_model"] for g in groups],
+                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups))]}
+        (tmp / "config.json").write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
+        (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
+        rec = find_record(Path(ckpt), record)
+        (tmp / "README.md").write_text(model_card(config, rec, Path(ckpt)))
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _model_class(name: str, where: Path):
+    if not str(name).startswith("ner_zoo."):  # never import an arbitrary module named by a file
+        raise CheckpointError(f"{where} names model class {name!r}, which is not part of ner-zoo")
+    module, _, attr = name.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        raise CheckpointError(f"{where} names model class {name!r}, which this ner-zoo does not have") from None
+
+
+def instantiate(cls, hparams: dict):
+    """``cls(**hparams)`` with nested ``class_path``/``init_args`` groups made into objects, as the CLI does."""
+    from jsonargparse import ArgumentParser
+
+    parser = ArgumentParser(exit_on_error=False)
+    parser.add_class_arguments(cls, "module", fail_untyped=False)
+    cfg = parser.parse_object({"module": hparams})
+    return parser.instantiate_classes(cfg).module
+
+
+def load_folder(folder: str | Path):
+    """The model exported into ``folder`` (eval mode, on the CPU)."""
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    cfg_path = folder / "config.json"
+    if not cfg_path.is_file() or not (folder / "model.safetensors").is_file():
+        raise CheckpointError(f"{folder}: not an exported ner-zoo model (config.json and model.safetensors expected)")
+    config = json.loads(cfg_path.read_text())
+    if config.get("ner_zoo_format", 0) > FORMAT:
+        raise CheckpointError(f"{folder}: export format {config.get('ner_zoo_format')} is newer than this ner-zoo's "
+                              f"({FORMAT}); upgrade ner-zoo")
+    cls = _model_class(config["model_class"], cfg_path)
+    hp = json.loads(json.dumps(config["hyper_parameters"]))
+    for group in _encoder_groups(hp):
+        group["init_args"].pop("base_model", None)
+        model_dir = group["init_args"]["model"]
+        if model_dir.startswith("./"):
+            group["init_args"]["model"] = str((folder / model_dir[2:]).resolve())
+    hp["vocabs"] = json.loads((folder / "vocabularies.json").read_text())
+    if hasattr(cls, "migrate_hparams"):
+        hp = cls.migrate_hparams(hp)
+    model = instantiate(cls, hp)
+    state = load_file(str(folder / "model.safetensors"))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    from_encoders = tuple(f"{name}.model." for name, _ in _encoders(model))
+    missing = [k for k in missing if not k.startswith(from_encoders)]
+    if missing or unexpected:
+        raise CheckpointError(f"{folder}: the weights do not fit the model (missing {missing[:5]}, unexpected "
+                              f"{unexpected[:5]})")
+    model.prepared = True
+    return model.eval()
+
+
+def push_to_hub(folder: str | Path, repo_id: str, private: bool = False, token: str | None = None) -> str:
+    """Upload an exported folder to the Hugging Face Hub as model repository ``repo_id``; its URL."""
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
+                             commit_message="ner-zoo export")
+    return str(getattr(info, "commit_url", None) or f"https://huggingface.co/{repo_id}")
