@@ -2,7 +2,9 @@
 
     ner-zoo fit|validate|test --config configs/....yaml     train and evaluate (LightningCLI)
     ner-zoo predict --config ...                           LightningCLI prediction on a data module
-    ner-zoo predict --ckpt_path best.ckpt --input F        predict from a checkpoint alone
+    ner-zoo predict --model best.ckpt|DIR --input F|-     predict from a checkpoint or exported folder alone
+    ner-zoo export best.ckpt --output DIR                 a self-contained model folder with a model card
+    ner-zoo serve DIR                                      an HTTP server answering the Python API's JSON
     ner-zoo score FILE                                     conlleval-style scores of a prediction file
     ner-zoo data stats CORPUS | --files train=F ...        corpus statistics
     ner-zoo compare RUNS...                                results table from run records
@@ -65,6 +67,10 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
         from ner_zoo.cli import tools
 
         return getattr(tools, f"{args[0]}_main")(args[1:])
+    if args and args[0] in ("export", "serve"):
+        import importlib
+
+        return getattr(importlib.import_module(f"ner_zoo.cli.{args[0]}"), f"{args[0]}_main")(args[1:])
     if args and args[0] == "predict" and not any(a in ("-c", "--config") or a.startswith("--config=") for a in args):
         from ner_zoo.cli.predict import predict_main
 

@@ -282,6 +282,24 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
+    """The model in ``path`` as a Tagger, loaded without Lightning where the stand-ins suffice
+    (:mod:`ner_zoo.cli.light`; a smoke prediction checks them), else with it."""
+    from ner_zoo.cli import light
+
+    def load():
+        from ner_zoo.api.tagger import Tagger, load_any
+
+        tagger = Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=True)
+        tagger.predict_sentences([Sentence(["Smoke", "test", "."])])
+        if tagger.model.context_encoders():  # the smoke sentence is no context of the real input
+            for encoder in tagger.model.context_encoders():
+                encoder.documents = type(encoder.documents)()
+        return tagger
+
+    return light.with_real_fallback(load)
+
+
 def predict_main(argv: Sequence[str]) -> int:
     a = parser().parse_args(argv)
     if a.output is not None and a.output != STDIO and (a.output == a.input or same_file(a.input, a.output)):
@@ -291,10 +309,8 @@ def predict_main(argv: Sequence[str]) -> int:
     if not first:
         raise DataFormatError("no sentences (the input is empty or blank)", a.input)
     recs = itertools.chain(first, recs)
-    from ner_zoo.api.tagger import Tagger, load_any
-
-    model = load_any(a.model, device_of(a.accelerator))
-    tagger = Tagger(model, batch_size=a.batch_size, precision=a.precision.split("-")[0], _allow_pos=True)
+    tagger = load_tagger(a.model, device_of(a.accelerator), a.batch_size, a.precision.split("-")[0])
+    model = tagger.model
     fmt = a.output_format
     if fmt == "auto":
         fmt = "jsonl" if model.task == "nested_ner" or in_fmt in ("text", "jsonl") and not model.is_pos else "conll"

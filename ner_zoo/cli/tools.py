@@ -141,10 +141,13 @@ def data_main(argv: Sequence[str]) -> int:
     from ner_zoo.data.stats import corpus_stats, format_stats
 
     if a.corpus:
-        from ner_zoo.data.corpora import CORPORA
+        from ner_zoo.cli import light
 
-        dm = corpus_class(a.corpus, st)(data_dir=a.data_dir)
-        splits = {s: dm.sentences(s) for s in ("train", "dev", "test")}
+        def read() -> dict:  # the corpus classes are DataModules: read without importing Lightning
+            dm = corpus_class(a.corpus, st)(data_dir=a.data_dir)
+            return {s: dm.sentences(s) for s in ("train", "dev", "test")}
+
+        splits = light.with_real_fallback(read)
     elif a.files:
         from ner_zoo.data import readers
 

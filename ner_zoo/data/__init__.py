@@ -1,29 +1,20 @@
 """Data layer: sentences and spans, readers, tag schemes, vocabularies and the DataModule family.
 
-Plain imports: ``import ner_zoo.data`` loads Lightning (for the DataModules). ``import ner_zoo`` stays light.
+Names are imported on first use: readers, writers and the schema never load Lightning (the fast commands
+``score``, ``data stats`` and ``predict`` read data); the DataModules load it when first named.
 """
 
-from ner_zoo.data.corpora import (
-    ACE2004,
-    ACE2005,
-    CORPORA,
-    GENIA,
-    JNLPBA,
-    KBP2017,
-    WNUT2017,
-    WSJPOS,
-    CoNLL2000,
-    CoNLL2002Dutch,
-    CoNLL2002Spanish,
-    CoNLL2003,
-    ColumnDataModule,
-    JsonDataModule,
-    OntoNotes5,
-    SampleCorpus,
-)
-from ner_zoo.data.datamodule import NERDataModule, Vocabularies
-from ner_zoo.data.schema import Sentence, Span
+import importlib
 
-__all__ = ["ACE2004", "ACE2005", "CORPORA", "GENIA", "JNLPBA", "KBP2017", "WNUT2017", "WSJPOS", "CoNLL2000",
-           "CoNLL2002Dutch", "CoNLL2002Spanish", "CoNLL2003", "ColumnDataModule", "JsonDataModule", "NERDataModule",
-           "OntoNotes5", "SampleCorpus", "Sentence", "Span", "Vocabularies"]
+_CORPORA = ("ACE2004", "ACE2005", "CORPORA", "GENIA", "JNLPBA", "KBP2017", "WNUT2017", "WSJPOS", "CoNLL2000",
+            "CoNLL2002Dutch", "CoNLL2002Spanish", "CoNLL2003", "ColumnDataModule", "JsonDataModule", "OntoNotes5",
+            "SampleCorpus")
+_WHERE = {**{name: "corpora" for name in _CORPORA}, "NERDataModule": "datamodule", "Vocabularies": "datamodule",
+          "Sentence": "schema", "Span": "schema"}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"ner_zoo.data.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'ner_zoo.data' has no attribute {name!r}")

@@ -124,7 +124,7 @@ def _fmt(values: Sequence[float]) -> str:
 
 def _recipe(rec: dict) -> str | None:
     """The recipe hash, recomputed from the stored config so that seeds and paths never split a row."""
-    from ner_zoo.results.records import config_hash
+    from ner_zoo.results.fields import config_hash
 
     return config_hash(rec["config"]) if rec.get("config") else rec.get("config_hash")
 

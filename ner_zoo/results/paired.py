@@ -21,7 +21,7 @@ from collections import defaultdict
 from ner_zoo.results.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
                              paper_results, split_cell)
 from ner_zoo.results.stats import paired_bootstrap, paired_ci, verdict
-from ner_zoo.results.records import config_hash, decode_sentence_counts
+from ner_zoo.results.fields import config_hash, decode_sentence_counts
 
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines)
 PAIRS: list[tuple[tuple[str, str | None], tuple[str, str | None]]] = [
