@@ -59,7 +59,8 @@ def tokenize(text: str, offset: int = 0) -> list[Token]:
 
 def _starts_sentence(token: str) -> bool:
     c = token[0]
-    return c.isupper() or c.isdigit() or c in "\"'“‘([«"
+    uncased = c.isalpha() and c.lower() == c.upper()  # scripts without case (CJK, Arabic ...)
+    return c.isupper() or uncased or c.isdigit() or c in "\"'“‘([«"
 
 
 def split_sentences(tokens: list[Token]) -> list[list[Token]]:

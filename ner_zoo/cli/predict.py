@@ -158,7 +158,8 @@ def records(path: Path, fmt: str, split: bool) -> tuple[Iterator[Record], str, b
             obj = None
         from ner_zoo.data.readers.nested_json import detect_shape
 
-        if obj is None or detect_shape(obj) is not None:  # a corpus file (or a JSON list): the corpus reader
+        own = isinstance(obj, dict) and ("pred_spans" in obj or "gold_spans" in obj)  # predict's own output
+        if obj is None or (detect_shape(obj) is not None and not own):  # a corpus file or a JSON list
             from ner_zoo.data.readers import read_nested_json
 
             data = "\n".join(ln for _, ln in itertools.chain([first], all_lines)).encode()
