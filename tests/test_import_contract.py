@@ -15,8 +15,9 @@ ALLOWED = {
     "training": {"data", "modules", "metrics", "errors", "io"},
     "models": {"data", "modules", "training", "errors"},
     "results": {"data", "metrics", "training", "errors", "io"},
-    "testing": {"data", "modules", "metrics", "training", "models", "errors", "io"},
-    "cli": {"data", "modules", "metrics", "training", "models", "results", "errors", "io"},
+    "api": {"data", "modules", "metrics", "training", "errors", "io"},
+    "testing": {"data", "modules", "metrics", "training", "models", "api", "errors", "io"},
+    "cli": {"data", "modules", "metrics", "training", "models", "results", "api", "errors", "io"},
 }
 NO_LIGHTNING = ("modules", "metrics")  # building blocks and metrics work without a Trainer
 
