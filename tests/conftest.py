@@ -42,3 +42,31 @@ def _cache_dir(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def sample_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "ner_zoo" / "data" / "sample"
+
+
+# --- a trained model to use (tests/test_model_use.py, test_docs_api.py, test_serve.py) ------------------------------
+USE_MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
+             "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
+                           "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
+                           "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.02}}}}
+USE_DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 96}}
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+    """``(cli, best checkpoint, folder)``: a tiny BiLSTM-CRF fitted and tested on the sample corpus, once per test
+    process (its run record is in the folder)."""
+    from battery import build
+
+    tmp = tmp_path_factory.mktemp("use")
+    c = build(USE_MODEL, USE_DATA, tmp, trainer={"max_epochs": 4}, subcommand="fit")
+    c.trainer.test(c.model, datamodule=c.datamodule, ckpt_path="best", verbose=False)
+    return c, Path(c.trainer.checkpoint_callback.best_model_path), tmp
+
+
+@pytest.fixture(scope="session")
+def exported(trained, tmp_path_factory):
+    """``trained``'s checkpoint exported to a folder (``ner-zoo export``)."""
+    from ner_zoo.api.export import export
+
+    return export(trained[1], tmp_path_factory.mktemp("exp") / "model")

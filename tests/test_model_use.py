@@ -1,7 +1,8 @@
 """Using a trained model (issue 28): ``ner_zoo.load`` on raw text with offsets and scores, export with a model card,
 ``predict`` through pipes, and the commands that must start without Lightning.
 
-One tiny BiLSTM-CRF is trained once for the module (a few seconds); fresh interpreters check what a user runs.
+One tiny BiLSTM-CRF is trained once per test process (``trained`` in conftest.py, a few seconds); fresh
+interpreters check what a user runs.
 """
 
 from __future__ import annotations
@@ -17,11 +18,7 @@ import pytest
 from battery import build
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
-         "init_args": {"words": {"dim": 16}, "lstm_hidden": 16,
-                       "char_encoder": {"class_path": "ner_zoo.modules.CharCNN", "init_args": {"char_dim": 8}},
-                       "optimizer": {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.02}}}}
-DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 96}}
+from conftest import USE_DATA as DATA, USE_MODEL as MODEL  # the fixtures trained/exported (conftest.py) fit these
 
 
 def run(*args: str, stdin: str | None = None, cwd: Path | None = None, code: int = 0) -> subprocess.CompletedProcess:
@@ -35,22 +32,6 @@ def run(*args: str, stdin: str | None = None, cwd: Path | None = None, code: int
 
 def cli(*args: str, **kw) -> subprocess.CompletedProcess:
     return run("-m", "ner_zoo.cli.main", *args, **kw)
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("use")
-    c = build(MODEL, DATA, tmp, trainer={"max_epochs": 4}, subcommand="fit")
-    c.trainer.test(c.model, datamodule=c.datamodule, ckpt_path="best", verbose=False)
-    return c, Path(c.trainer.checkpoint_callback.best_model_path), tmp
-
-
-@pytest.fixture(scope="module")
-def exported(trained, tmp_path_factory):
-    from ner_zoo.api.export import export
-
-    _, ckpt, _ = trained
-    return export(ckpt, tmp_path_factory.mktemp("exp") / "model")
 
 
 def messy_text(sentences) -> str:

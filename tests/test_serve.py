@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_model_use import ROOT, exported, trained  # noqa: F401 (fixtures)
+from test_model_use import ROOT
 
 pytest.importorskip("litserve")
 
@@ -35,7 +35,7 @@ def post(url: str, body: object) -> tuple[int, dict]:
         return e.code, json.loads(e.read())
 
 
-def test_serve_answers_http_with_the_api_json(exported, tmp_path):  # noqa: F811
+def test_serve_answers_http_with_the_api_json(exported, tmp_path):
     import ner_zoo
 
     port = free_port()
