@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 import sys
 import types
 import warnings
@@ -179,8 +180,8 @@ def remove() -> None:
 @contextlib.contextmanager
 def installed() -> Iterator[bool]:
     """Put the stand-ins in place (yields True) unless Lightning or torchmetrics is imported already (False)."""
-    if any(name in sys.modules for name in STUBBED):
-        yield False
+    if any(name in sys.modules for name in STUBBED) or os.environ.get("NER_ZOO_REAL_LIGHTNING", "") not in ("", "0"):
+        yield False  # NER_ZOO_REAL_LIGHTNING=1: never the stand-ins (benchmarks/startup.py compares both)
         return
     _BEFORE.clear()
     _BEFORE.update(sys.modules)
