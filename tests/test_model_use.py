@@ -283,3 +283,12 @@ def test_import_ner_zoo_is_light():
     done = run("-c", "import sys, ner_zoo; print(sorted(m for m in ('torch', 'lightning', 'transformers') "
                      "if m in sys.modules)); print(callable(ner_zoo.load))")
     assert done.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_inference_predict_takes_no_sentences_and_names_the_api_for_strings(trained):
+    from ner_zoo.training.inference import predict
+
+    c, _, _ = trained
+    assert predict(c.model, []) == []
+    with pytest.raises(TypeError, match=r"ner_zoo.load\(checkpoint\)\(text\)"):
+        predict(c.model, ["Anna Berg visited Paris ."])

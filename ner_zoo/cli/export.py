@@ -1,7 +1,6 @@
 """``ner-zoo export CKPT --output DIR``: a self-contained model folder (safetensors weights, config, vocabularies,
 encoder files, a model card from the run record) that ``ner_zoo.load(DIR)``, ``ner-zoo predict --model DIR`` and
-``ner-zoo serve DIR`` use alone; ``--format onnx`` also writes the taggers' scoring network as ONNX
-(``model.onnx``, decoded outside it); ``--push-to-hub REPO`` uploads the folder to the Hugging Face Hub."""
+``ner-zoo serve DIR`` use alone; ``--push-to-hub REPO`` uploads the folder to the Hugging Face Hub."""
 
 from __future__ import annotations
 
@@ -17,8 +16,6 @@ def export_main(argv: Sequence[str]) -> int:
     p.add_argument("--output", type=Path, required=True, help="the folder to write (new or empty)")
     p.add_argument("--record", type=Path, help="the run record (results.json) for the model card; default: the "
                                                "one beside the checkpoint, when found")
-    p.add_argument("--format", choices=["safetensors", "onnx"], default="safetensors",
-                   help="onnx: also model.onnx, the scoring network of a tagger (decoding stays outside)")
     p.add_argument("--push-to-hub", dest="push_to_hub", metavar="REPO",
                    help="upload the folder to this Hugging Face model repository (needs a login or HF_TOKEN)")
     p.add_argument("--private", action="store_true", help="with --push-to-hub: create the repository private")
@@ -26,10 +23,6 @@ def export_main(argv: Sequence[str]) -> int:
     from ner_zoo.api.export import export, push_to_hub
 
     out = export(a.checkpoint, a.output, record=a.record)
-    if a.format == "onnx":
-        from ner_zoo.api.onnx import export_onnx
-
-        export_onnx(out)
     print(f"exported {a.checkpoint} to {out}", file=sys.stderr)
     if a.push_to_hub:
         print(f"uploaded to {push_to_hub(out, a.push_to_hub, private=a.private)}", file=sys.stderr)

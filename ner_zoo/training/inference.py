@@ -71,7 +71,14 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
 
 def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",
             devices: str | int = 1, precision: str = "32-true") -> list:
-    """Predictions (spans, or tags for POS) for ``sentences``, in input order."""
+    """Predictions (spans, or tags for POS) for ``sentences``, in input order (through a Lightning Trainer; for
+    raw text, offsets and scores use :func:`ner_zoo.load`)."""
+    if not sentences:
+        return []
+    bad = next((s for s in sentences if not isinstance(s, Sentence)), None)
+    if bad is not None:
+        raise TypeError(f"predict takes Sentence objects, got {type(bad).__name__} ({str(bad)[:40]!r}); for raw "
+                        "text use ner_zoo.load(checkpoint)(text)")
     import lightning.pytorch as pl
 
     loader = DataLoader(IndexedDataset(sentences), batch_size=batch_size,
