@@ -327,7 +327,7 @@ def compare_main(argv: Sequence[str]) -> int:
     p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
                    "(offline without an API key; see docs/wandb.md)")
     a = p.parse_args(argv)
-    from ner_zoo.results.paired import paired_markdown, paired_rows
+    from ner_zoo.results.paired import paired_markdown, paired_rows, public
 
     records = load_records(a.paths)
     rows = table_rows(records)
@@ -339,7 +339,7 @@ def compare_main(argv: Sequence[str]) -> int:
     if a.wandb:
         from ner_zoo.results.wandb_tables import push_tables
 
-        run_id = push_tables(a.wandb, {"results": rows, "paired": paired_table, "gains": gain_rows(records),
+        run_id = push_tables(a.wandb, {"results": rows, "paired": [public(r) for r in paired_table], "gains": gain_rows(records),
                                        "f1_by_length": length_rows(records)}, ["ner-zoo compare", *argv])
         print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length", file=sys.stderr)
     if a.output and a.format == "markdown":
