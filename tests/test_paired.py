@@ -116,7 +116,7 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
     assert cells[2:7] == ["MIN", "MIN (ner_only)", "", "equal epochs = 30", "5"]
     assert cells[9:13] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "", "+4.82"]  # no sentence counts
     assert cells[13:16] == ["0.004", "0.004", "same sign at 30 epochs (paper: to convergence); smaller than the paper's"]
-    assert "seed 6: only model" in cells[16] and "seed 7: epochs 30.0 vs 29.0" in cells[16]
+    assert "seed 6: only model" in cells[16] and "seed 7: epochs 30 vs 29" in cells[16]
     main_table = text.split("## Paired comparisons")[0]
     assert "| MIN (ner_only) | WNUT2017 |" in main_table and " 0.00 " not in main_table
     partial = text.split("## Partial test evaluations")[1]

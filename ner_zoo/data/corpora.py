@@ -152,7 +152,8 @@ class WSJPOS(NERDataModule):
 
     With the full treebank (files ``wsj_SSNN.mrg`` of sections 00-24) the standard split is used:
     sections 0-18 train, 19-21 dev, 22-24 test. With the free 10% sample (sections 00-01 only) the files
-    are shuffled with ``split_seed`` and split 80/10/10 by document.
+    are shuffled with ``split_seed`` and split 80/10/10 by document; run records then name the split
+    ``sample_10pct`` (``split_name``), never ``standard``.
 
     Args:
         mrg_glob: glob of the tree files under ``data_dir``.
@@ -174,8 +175,10 @@ class WSJPOS(NERDataModule):
             raise FileNotFoundError(f"no {self.mrg_glob} files under {self.root}")
         section = {f: int(m.group(1)) for f in files if (m := re.search(r"wsj_(\d\d)\d\d", f.name))}
         if len(set(section.values())) >= 24:
+            self.split_name = "standard"
             pick = {"train": range(0, 19), "dev": range(19, 22), "test": range(22, 25)}
             return {k: [f for f in files if section.get(f, -1) in r] for k, r in pick.items()}
+        self.split_name = "sample_10pct"
         order = files[:]
         random.Random(self.split_seed).shuffle(order)
         n_dev = n_test = max(1, round(0.1 * len(order)))

@@ -20,7 +20,7 @@ import math
 from collections import defaultdict
 
 from ner_zoo.results.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
-                             paper_results, split_cell)
+                                     paper_results, split_cell, test_size_note, trained_epochs)
 from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
 from ner_zoo.results.records import config_hash, decode_sentence_counts
 
@@ -71,7 +71,7 @@ def _epochs(rec: dict) -> float | str | None:
     protocol = rec.get("protocol") or {}
     if protocol.get("stopped_by") == "early_stopping":
         return "early stopping"
-    return protocol.get("epochs", rec.get("epochs"))
+    return trained_epochs(rec)
 
 
 def _arms(records: list[dict]) -> dict[tuple, dict[tuple, dict]]:
@@ -100,26 +100,6 @@ def _protocol(epochs: list) -> str:
     if values == ["early stopping"]:
         return "early stopping on dev (both arms)"
     return f"equal epochs = {'/'.join(values)}"
-
-
-def _test_size(rec: dict) -> int | None:
-    """Number of test sentences, from the per-sentence counts (records since they are written), else None."""
-    text = (rec.get("test_sentences") or {}).get("counts")
-    return len(text.split(";")) if isinstance(text, str) else None
-
-
-def test_size_note(pairs: list[tuple[dict, dict]], papers: tuple[dict | None, ...]) -> str:
-    """A mark for the ``split`` cell when the test sets differ in size: between our arms, or against the paper's
-    (``test_sentences`` in ``paper_results.yaml``); "" when they agree or nothing is known."""
-    ours = sorted({n for pair in pairs for r in pair if (n := _test_size(r)) is not None})
-    theirs = sorted({p["test_sentences"] for p in papers if p and p.get("test_sentences")})
-    notes = []
-    if len(ours) > 1:
-        notes.append(f"arms tested on {' vs '.join(map(str, ours))} sentences")
-    if theirs and theirs != ours:
-        mine = f", ours {'/'.join(map(str, ours))}" if ours else ""
-        notes.append(f"paper's test set: {'/'.join(map(str, theirs))} sentences{mine}")
-    return f" [test sets differ: {'; '.join(notes)}]" if notes else ""
 
 
 def _schedule(paper: dict | None) -> int | str | None:
