@@ -264,3 +264,43 @@ def test_issue32_arms_pair_with_the_papers_gain_and_holm_covers_the_family(tmp_p
     assert (own["p"], own["Holm p"]) == ("0.004", "0.013")
     text = paired_markdown(list(rows.values()))
     assert text.count("**Verdict rule.**") == 1 and "Holm family: the 3 rows" in text and "_ci" not in text
+
+
+def test_forest_plot_is_deterministic_and_grouped_by_paper(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ner_zoo.cli.main import main
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.forest import forest_rows
+    from ner_zoo.results.paired import paired_rows
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / "runs" / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / "runs" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+        _record(tmp_path / "runs" / f"hcr-s{i}", "HCR", "all", i, m, data="CoNLL2003")
+        _record(tmp_path / "runs" / f"base-s{i}", "HCR", "base", i, b, data="CoNLL2003")
+    _record(tmp_path / "runs" / "psa-s1", "PSA", None, 1, 0.9, data="CoNLL2000")  # one pair: no CI, not drawn
+    _record(tmp_path / "runs" / "nf-s1", "PSA", "no_fusion", 1, 0.8, data="CoNLL2000")
+    rows = paired_rows(load_records([tmp_path / "runs"]))
+    assert [r["model"] for r in forest_rows(rows)] == ["HCR (all)", "MIN"] and len(rows) == 3
+    svgs = []
+    for out in ("a", "b"):
+        (tmp_path / out).mkdir()
+        assert main(["compare", str(tmp_path / "runs"), "--output", str(tmp_path / out / "results.md")]) == 0
+        svgs.append((tmp_path / out / "results_forest.svg").read_bytes())
+        assert "![Forest plot" in (tmp_path / out / "results.md").read_text()
+    assert svgs[0] == svgs[1] and b"<dc:date>" not in svgs[0] and b"HCR (Luo et al. 2020)" in svgs[0]
+
+
+@pytest.mark.slow
+def test_results_md_and_figure_regenerate_byte_for_byte(tmp_path, monkeypatch):
+    """``ner-zoo compare docs/runs --output docs/results.md`` reproduces the committed page and figure (the
+    echoed output path aside)."""
+    from ner_zoo.cli.main import main
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    out = tmp_path / "results.md"
+    assert main(["compare", "docs/runs", "--output", str(out)]) == 0
+    text = out.read_text().replace(f"--output {out}", "--output docs/results.md")
+    assert text == (root / "docs" / "results.md").read_text()
+    assert (tmp_path / "results_forest.svg").read_bytes() == (root / "docs" / "results_forest.svg").read_bytes()

@@ -243,7 +243,8 @@ def table_rows(records: list[dict]) -> list[dict]:
             "encoder": recs[0].get("encoder") or "", "overlay": _overlays(recs[0]),
             "ours": _fmt(score), "seeds": len(recs),
             "paper": "" if paper is None else f"{papers[paper]['value']:.2f}",
-            "epochs": "/".join(sorted({str(e) for e in epochs})),
+            "epochs": "/".join(str(e) for e in sorted(set(epochs), key=lambda e: (not isinstance(e, (int, float)),
+                                                                                 e if isinstance(e, (int, float)) else 0, str(e)))),
             "s/epoch": f"{statistics.median(secs):.0f}" if secs else "",
             "precision": recs[0].get("precision", ""),
             "hardware": hw.get("gpu") or f"{hw.get('cpu_count')} CPU cores",
@@ -323,7 +324,9 @@ def gain_markdown(rows: list[dict]) -> str:
     return _section("Gains over the papers' baselines",
                     "Each model against the baseline its paper compares it with, run in the same session with the "
                     "same seeds, data and recipe overlays (`gain`: mean ± std over seeds of the per-seed difference, "
-                    "in points). The session READMEs below say how each budget was set.", rows)
+                    "in points). The session READMEs below say how each budget was set. **Not a comparison under "
+                    "one protocol**: the arms may have trained unequal epochs or an equal wall clock (no epoch check "
+                    "here); the \"Paired comparisons\" table above is the one that pairs by seed and epochs.", rows)
 
 
 def _bucket_key(key: str) -> bool:
@@ -399,6 +402,18 @@ def session_notes(paths: Sequence[str | Path]) -> str:
     return "\n\n## Run sessions\n\n" + "\n\n".join(notes) if notes else ""
 
 
+def _forest(rows: list[dict], path: Path) -> bool:
+    """Draw the forest plot (:mod:`ner_zoo.results.forest`); False, with a warning, without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        warnings.warn("matplotlib is not installed: no forest plot (pip install matplotlib)", stacklevel=2)
+        return False
+    from ner_zoo.results.forest import draw_forest
+
+    return draw_forest(rows, path)
+
+
 def compare_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo compare", description=__doc__)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
@@ -425,6 +440,11 @@ def compare_main(argv: Sequence[str]) -> int:
                                        "f1_by_length": length_rows(records)}, ["ner-zoo compare", *argv])
         print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length", file=sys.stderr)
     if a.output and a.format == "markdown":
+        figure = a.output.with_name(a.output.stem + "_forest.svg")
+        if paired and _forest(paired_table, figure):
+            paired += (f"\n\n![Forest plot: each row's mean difference and 95 % CI against the paper's gain]"
+                       f"({figure.name})\n\n`{figure.name}`: the rows above with a CI, grouped by paper (drawn by "
+                       "`ner-zoo compare` beside its `--output`).")
         extra = [t for t in (paired, gain_markdown(gain_rows(records)), length_markdown(length_rows(records)),
                              partial_markdown(records), notes_markdown(records)) if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
