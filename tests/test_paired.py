@@ -237,9 +237,12 @@ def test_readme_paired_rows_come_from_results():
     """The README's paired-comparison rows are copied from the generated docs/results.md, never edited."""
     root = Path(__file__).resolve().parents[1]
     results = (root / "docs" / "results.md").read_text()
-    section = (root / "README.md").read_text().split("**Paired comparisons**")[1].split("\n## ")[0]
+    section = (root / "README.md").read_text().split("**Paired comparisons")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) >= 2 and all(row in results for row in rows)
+    summary = results.split("**Summary** (the Holm family")[1].split("\n\n")[1]
+    assert summary.strip() in section  # the short table, whole
+    assert "![Forest plot" in section and (root / "docs" / "results_forest.svg").exists()
 
 
 def test_issue32_arms_pair_with_the_papers_gain_and_holm_covers_the_family(tmp_path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from ner_zoo.results.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
+from ner_zoo.results.compare import (_fmt, _label, _markdown_table, _overlays, _score, _section, _variant, data_split, is_partial,
                                      paper_results, split_cell, test_size_note, trained_epochs)
 from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
 from ner_zoo.results.records import config_hash, decode_sentence_counts
@@ -202,4 +202,22 @@ def paired_markdown(rows: list[dict]) -> str:
         "not be paired. `recipe`: hash of what the arms share (trainer and data config, optimiser arguments).\n\n"
         + VERDICT_RULE + f" Fewer than {DEFAULT_MIN_SEEDS} seeds ({MIN_SEEDS['PSA']} for PSA, whose gain is small "
         "against its std) are flagged.", [public(r) for r in rows])
-    return table + f"\n\nHolm family: the {family} rows above with a `Holm p` (a paper gain, the protocol's seeds)."
+    return (table + f"\n\nHolm family: the {family} rows above with a `Holm p` (a paper gain, the protocol's seeds)."
+            + "\n\n" + summary_markdown(rows))
+
+
+def summary_rows(rows: list[dict]) -> list[dict]:
+    """The short table (the README's): the Holm family's rows, fewer columns."""
+    return [{"data": r["dataset"], "model − baseline": f"{r['model']} − {r['baseline']}",
+             "epochs": r["protocol"].removeprefix("equal epochs = "), "seeds": r["n"], "difference": r["difference"],
+             "95% CI (t)": r["95% CI"], "bootstrap": r["bootstrap 95% CI"], "paper": r["paper gain"],
+             "Holm p": r["Holm p"], "verdict": r["verdict"]} for r in rows if r.get("_family")]
+
+
+def summary_markdown(rows: list[dict]) -> str:
+    table = summary_rows(rows)
+    if not table:
+        return ""
+    return "\n".join(["**Summary** (the Holm family; the README copies this table):", "",
+                      *_markdown_table(table, list(table[0]))])
+
