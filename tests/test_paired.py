@@ -109,7 +109,7 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
     out = tmp_path / "results.md"
     assert main(["compare", str(runs), str(tmp_path / "later"), "--output", str(out)]) == 0
     text = out.read_text()
-    paired = text.split("## Paired comparisons")[1].split("\n## ")[0]
+    paired = text.split("## Paired comparisons")[1].split("\n## ")[0].split("**Summary**")[0]
     rows = [line for line in paired.splitlines() if line.startswith("| WNUT2017")]
     assert len(rows) == 1, rows
     cells = [c.strip() for c in rows[0].strip("|").split("|")]

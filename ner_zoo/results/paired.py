@@ -5,8 +5,12 @@ Two runs are the two arms of one comparison when they share the data and its spl
 the training recipe (``trainer`` and ``data`` sections of the config without run-specific keys such as seed,
 paths and ``max_time``, and the model's optimiser arguments), wherever their ``results.json`` lie. Seed
 ``s`` of the model is paired with seed ``s`` of the baseline when both trained the same number of epochs
-(``protocol.epochs``, else ``epochs`` in older records) or both stopped early on dev; other seeds are listed
-in ``left out``, never dropped silently.
+(``protocol.epochs``; for older records the steps in their ``metrics.csv``, so a partial last epoch never
+counts as complete) or both stopped early on dev; other seeds are listed in ``left out``, never dropped silently.
+
+The verdict states sign, magnitude against the paper's gain and stage against the paper's schedule
+(:data:`~ner_zoo.results.stats.VERDICT_RULE`); ``p`` and ``Holm p`` test the mean difference against 0, Holm over
+the rows that test a paper gain with the protocol's seeds. ``PAIRS`` declares the pairs.
 
 The second interval, ``bootstrap 95% CI``, resamples the test sentences (1000 resamples, the same sentences for
 both arms and every seed): the uncertainty due to the finite test set, where the paired t interval measures
