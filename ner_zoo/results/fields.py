@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
+#: config keys that differ between runs of one recipe (seed, output paths, loggers, stop time)
 RUN_SPECIFIC = ("seed_everything", "logger", "default_root_dir", "dirpath", "ckpt_path", "save_dir", "path",
                 "max_time", "enable_progress_bar", "test_after_fit", "record")
 
@@ -37,3 +39,8 @@ def config_hash(config: dict) -> str:
             return [strip(v) for v in d]
         return d
     return hashlib.sha1(json.dumps(strip(config), sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def floor_epochs(x: float) -> float:
+    """Epochs to 3 decimals, rounded down: 2.9996 epochs is 2.999, never 3."""
+    return math.floor(round(x * 1000, 6)) / 1000
