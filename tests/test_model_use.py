@@ -272,6 +272,7 @@ def test_every_command_that_does_not_train_starts_without_lightning(trained, exp
     (tmp_path / "p.conll").write_text("EU B-ORG B-ORG\nrejects O O\n\nPeter B-PER O\n\n")
     (tmp_path / "in.txt").write_text("Anna Berg visited Paris.\n")
     commands = [["data", "stats", "--files", "train=p.conll"], ["data", "stats", "samplecorpus"], ["compare", str(tmp)],
+                ["compare", str(ROOT / "docs" / "runs"), "--only-runs"],  # older records: corpus defaults read
                 ["predict", "--model", str(exported), "--input", "in.txt", "--output", "o2.jsonl"],
                 ["--help"], ["predict", "--help"], ["export", "--help"], ["data", "stats", "--help"]]
     for args in commands:
