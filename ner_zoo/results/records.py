@@ -25,6 +25,7 @@ its summary (``record/<field>``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
