@@ -13,6 +13,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import re
 import statistics
 import sys
@@ -59,8 +60,31 @@ def load_records(paths: Iterable[str | Path]) -> list[dict]:
                 continue
             if isinstance(rec.get("test"), dict) and rec["test"]:
                 rec["_path"] = str(f)
+                problem = record_problem(rec)
+                if problem:
+                    warnings.warn(f"{f}: skipped, {problem}", stacklevel=2)
+                    continue
                 records.append(rec)
     return records
+
+
+def record_problem(rec: dict) -> str | None:
+    """Why ``rec`` cannot be a row, or None: a score that is not a finite number, an untrained run, or any field
+    that the tables cannot read (each table is built from the record alone, so the culprit is this file)."""
+    for key, value in rec["test"].items():
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+            if key in ("f1", "precision", "recall") or key.startswith(("f1", "len")):
+                return f"test score {key!r} is not a number ({value!r})"
+    protocol = rec.get("protocol")
+    if isinstance(protocol, dict) and (protocol.get("steps") == 0 or protocol.get("max_epochs") == 0):
+        return "the run trained nothing (0 steps): its scores are of an untrained model"
+    try:
+        from ner_zoo.results.paired import paired_rows
+
+        table_rows([rec]), gain_rows([rec]), length_rows([rec]), partial_markdown([rec]), paired_rows([rec], 1)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+        return f"a field has an unexpected type or value ({type(e).__name__}: {str(e)[:120]})"
+    return None
 
 
 def paper_results() -> list[dict]:
@@ -318,17 +342,24 @@ def session_notes(paths: Sequence[str | Path]) -> str:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo compare", description=__doc__)
+    from ner_zoo.cli.args import ArgumentParser, add_overwrite, positive_int
+    from ner_zoo.io import atomic_write, check_output
+
+    p = ArgumentParser(prog="ner-zoo compare", description=__doc__)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
-    p.add_argument("--output", type=Path)
+    p.add_argument("--output", help="write the markdown report (or the CSV) to this file instead of stdout")
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
-    p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
+    add_overwrite(p)
+    p.add_argument("--min-seeds", type=positive_int, default=5, help="fewest paired seeds for an unflagged verdict")
     p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
                    "(offline without an API key; see docs/wandb.md)")
     a = p.parse_args(argv)
     from ner_zoo.results.paired import paired_markdown, paired_rows
 
+    if a.output:  # never over a record it reads
+        read = [f for p in map(Path, a.paths) for f in (sorted(p.rglob("results.json")) if p.is_dir() else [p])]
+        check_output(a.output, read, a.overwrite)
     records = load_records(a.paths)
     rows = table_rows(records)
     if a.only_runs:
@@ -347,8 +378,9 @@ def compare_main(argv: Sequence[str]) -> int:
                              partial_markdown(records)) if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
                 + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
-        from ner_zoo.io import atomic_write
-
+        with atomic_write(a.output) as f:
+            f.write(text + "\n")
+    elif a.output:
         with atomic_write(a.output) as f:
             f.write(text + "\n")
     else:
