@@ -38,8 +38,8 @@ def non_negative_int(v: Any) -> str | None:
     return None if _int(v) and v >= 0 else "must be an integer >= 0"
 
 
-def positive_finite(v: Any) -> str | None:
-    return None if _num(v) and v > 0 else "must be a finite number > 0"
+def finite_non_negative(v: Any) -> str | None:
+    return None if _num(v) and v >= 0 else "must be a finite number >= 0"
 
 
 def non_negative_finite(v: Any) -> str | None:
@@ -75,7 +75,7 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
     ("data.init_args.min_freq", non_negative_int),
     ("data.init_args.dev_fraction", probability),
     ("data.init_args.tag_scheme", tag_scheme),
-    ("optimizer.init_args.lr", positive_finite),
+    ("optimizer.init_args.lr", finite_non_negative),
     ("optimizer.init_args.weight_decay", non_negative_finite),
     ("trainer.max_epochs", epochs),
     ("trainer.min_epochs", epochs),

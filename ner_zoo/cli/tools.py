@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ner_zoo.cli.args import ArgumentParser, add_encoding, add_overwrite
-from ner_zoo.io import check_output
+from ner_zoo.io import atomic_write, check_output
 
 
 def score_main(argv: Sequence[str]) -> int:
