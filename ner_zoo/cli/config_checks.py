@@ -101,13 +101,17 @@ def check_config(config: dict, subcommand: str | None, where: Callable[[str], st
             if key == suffix or key.endswith("." + suffix):
                 problem = rule(value)
                 if problem:
-                    raise ConfigError(f"{where(key)}: {key} {problem}, got {value!r}")
+                    place = where(key)
+                    shown = f"--{key}" if place == "command line" else key
+                    raise ConfigError(f"{place}: {shown} {problem}, got {value!r}")
                 break
     trainer = config.get("trainer") or {}
     if subcommand == "fit":
         for key in ("max_epochs", "max_steps"):
             if trainer.get(key) == 0:
-                raise ConfigError(f"{where('trainer.' + key)}: trainer.{key} 0 trains nothing; fit needs at least "
+                place = where(f"trainer.{key}")
+                shown = f"--trainer.{key}" if place == "command line" else f"trainer.{key}"
+                raise ConfigError(f"{place}: {shown} 0 trains nothing; fit needs at least "
                                   "one epoch (to test a checkpoint use `ner-zoo test --ckpt_path`)")
     accelerator = str(trainer.get("accelerator") or "auto")
     if accelerator in ("gpu", "cuda", "mps"):
