@@ -310,3 +310,18 @@ def test_sigterm_while_writing_leaves_the_old_file_and_no_temporary(tmp_path, ca
     monkeypatch.setattr(io.os, "fsync", lambda fd: os.kill(os.getpid(), signal.SIGTERM))
     rc, _, err = ner_zoo(capsys, "compare", good, "--output", report, "--overwrite")
     assert rc == 143 and report.read_text() == "old\n" and no_tmp(tmp_path), err
+
+
+def test_fit_os_error_names_the_checkpoint(tmp_path, capsys):  # F-efbig
+    import resource
+
+    cfg = config(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, hard))  # the checkpoint is larger; logs and records are not
+    try:
+        rc, _, err = ner_zoo(capsys, "fit", "--config", cfg)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    line = one_error_line(err)
+    assert rc == 2 and f"{tmp_path / 'ckpt'}" in line and "File too large" in line
+    assert not list((tmp_path / "ckpt").glob("*.ckpt")) and no_tmp(tmp_path)

@@ -266,6 +266,7 @@ class NERZooCLI(LightningCLI):
         if best is not None and not best.save_last:
             callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
         trainer = super()._instantiate_trainer(config, callbacks)
+        _name_checkpoint_errors(trainer.strategy.checkpoint_io)
         for callback in trainer.callbacks:
             if isinstance(callback, RunRecorder):
                 callback.command = self.command
@@ -275,6 +276,26 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+def _name_checkpoint_errors(checkpoint_io: Any) -> None:
+    """An OS error while saving a checkpoint (no space, file too large) names the checkpoint: torch's own error
+    names no file."""
+    save = checkpoint_io.save_checkpoint
+
+    def save_checkpoint(checkpoint: dict, path: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            save(checkpoint, path, *args, **kwargs)
+        except OSError as e:
+            if e.filename is not None:
+                raise
+            raise type(e)(e.errno, e.strerror or str(e), str(path)) from None
+        except RuntimeError as e:  # torch wraps a failed write of its zip writer
+            if "PytorchStreamWriter" not in str(e) and "file write failed" not in str(e):
+                raise
+            raise OSError(None, f"cannot write the checkpoint ({str(e).splitlines()[0][:160]})", str(path)) from None
+
+    checkpoint_io.save_checkpoint = save_checkpoint
 
 
 def _own_error(e: BaseException | None) -> BaseException | None:

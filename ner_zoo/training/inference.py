@@ -100,6 +100,10 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
     trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
                          enable_progress_bar=False, enable_model_summary=False)
     records = [r for batch in trainer.predict(model, loader) for r in batch]
+    if getattr(trainer, "received_sigterm", False):  # Lightning's handler noted a SIGTERM during the loop
+        from ner_zoo.errors import Interrupted
+
+        raise Interrupted("SIGTERM")
     records.sort(key=lambda r: r["index"])
     return [r["prediction"] for r in records]
 
