@@ -186,8 +186,12 @@ def _predict(capsys, ckpt: Path, data: bytes, suffix: str, output: str, option: 
         check(rc, err, folder)
         assert digest([inp, ckpt]) == before
         if rc == 0 and output in ("new", "existing+overwrite"):
-            n_in = len(read_input(inp, "auto")[0])
-            n_out = sum(1 for block in out.read_text(encoding="utf-8").split("\n\n") if block.strip())
+            fmt = option[1] if option[:1] == ["--input_format"] else "auto"
+            encoding = option[1] if option[:1] == ["--encoding"] else None
+            n_in = len(read_input(inp, fmt, encoding)[0])
+            text = out.read_text(encoding="utf-8")
+            jsonl = "jsonl" in option or text.startswith("{")
+            n_out = len(text.splitlines()) if jsonl else sum(1 for b in text.split("\n\n") if b.strip())
             assert n_in == n_out, (n_in, n_out)
         assert not list(folder.rglob("*.tmp"))
     finally:
