@@ -78,6 +78,7 @@ def test_stream_outputs_are_written_in_place(tmp_path):  # P-stdoutpipe, `>>`
     assert log.read_text() == "first\nsecond\n" and no_tmp(tmp_path)
 
 
+@pytest.mark.slow  # a fresh process (torch import): the in-process test above covers the rule
 def test_compare_output_to_a_pipe_through_dev_stdout(tmp_path):  # P-stdoutpipe, through a real process
     good = tmp_path / "good"
     good.mkdir()

@@ -143,6 +143,19 @@ def _mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = Fals
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
+def _load_unique(text: str, name: str) -> object:
+    """The YAML document ``text``, refusing a repeated key (``name`` names the source in the message); None for
+    text that is not valid YAML (``config_errors.yaml_syntax_line`` names that)."""
+    loader = _UniqueKeyLoader(text)
+    loader.name = name
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
+
 def check_yaml_files(files: Sequence[str]) -> None:
     """Each ``--config`` file exists, is not a folder, and has no repeated key (nested files included, when a
     value names one); one :class:`ConfigError` line otherwise."""
@@ -151,6 +164,10 @@ def check_yaml_files(files: Sequence[str]) -> None:
     while todo:
         f = todo.pop(0)
         path = Path(f)
+        inline = not path.exists() and (f.lstrip().startswith(("{", "[")) or "\n" in f or ": " in f)
+        if inline:  # jsonargparse also takes the config itself as the value: check its keys, nothing to open
+            _load_unique(f, "--config")
+            continue
         if not path.exists():
             raise ConfigError(f"{f}: config file not found")
         if path.is_dir():
@@ -163,14 +180,7 @@ def check_yaml_files(files: Sequence[str]) -> None:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"{f}: cannot read the config file ({e})") from None
-        loader = _UniqueKeyLoader(text)
-        loader.name = str(f)
-        try:
-            data = loader.get_single_data()
-        except yaml.YAMLError:
-            continue  # a syntax error: config_errors.yaml_syntax_line names it
-        finally:
-            loader.dispose()
+        data = _load_unique(text, str(f))
         for key, value in _walk(data) if isinstance(data, dict) else ():
             if isinstance(value, str) and value.endswith((".yaml", ".yml")):  # a nested config file
                 nested = (path.parent / value) if not Path(value).is_absolute() else Path(value)

@@ -171,4 +171,4 @@ def data_main(argv: Sequence[str]) -> int:
 def compare_main(argv: Sequence[str]) -> int:
     from ner_zoo.results.compare import compare_main as run
 
-    return run(argv)
+    return run(argv, parser_class=ArgumentParser)

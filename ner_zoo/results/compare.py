@@ -341,20 +341,22 @@ def session_notes(paths: Sequence[str | Path]) -> str:
     return "\n\n## Run sessions\n\n" + "\n\n".join(notes) if notes else ""
 
 
-def compare_main(argv: Sequence[str]) -> int:
-    from ner_zoo.cli.args import ArgumentParser, add_overwrite, positive_int
+def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> int:
+    """``ner-zoo compare``; ``parser_class`` is the CLI's (its errors are one ``ner-zoo: error:`` line)."""
     from ner_zoo.io import atomic_write, check_output
 
-    p = ArgumentParser(prog="ner-zoo compare", description=__doc__)
+    p = parser_class(prog="ner-zoo compare", description=__doc__, allow_abbrev=False)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
     p.add_argument("--output", help="write the markdown report (or the CSV) to this file instead of stdout")
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
-    add_overwrite(p)
-    p.add_argument("--min-seeds", type=positive_int, default=5, help="fewest paired seeds for an unflagged verdict")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
+    p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
     p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
                    "(offline without an API key; see docs/wandb.md)")
     a = p.parse_args(argv)
+    if a.min_seeds < 1:
+        p.error(f"argument --min-seeds: expected a positive integer, got {a.min_seeds}")
     from ner_zoo.results.paired import paired_markdown, paired_rows
 
     if a.output:  # never over a record it reads
