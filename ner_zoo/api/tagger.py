@@ -127,10 +127,11 @@ class Tagger:
         return self.model.decode(batch)
 
     def _autocast(self, device: torch.device):
-        if self.precision in ("32", "32-true", "fp32"):
-            return contextlib.nullcontext()
-        dtype = torch.bfloat16 if self.precision.startswith("bf16") else torch.float16
-        return torch.autocast(device.type, dtype=dtype)
+        if self.precision.startswith("bf16"):
+            return torch.autocast(device.type, dtype=torch.bfloat16)
+        if self.precision.startswith("16"):
+            return torch.autocast(device.type, dtype=torch.float16)
+        return contextlib.nullcontext()  # 32 (and anything else): full precision
 
     def __call__(self, text: str | Sequence[str] | None = None, tokens: Sequence[str] | Sequence[Sequence[str]] | None = None):
         """Entities of ``text`` (a string -> a list; a list of strings -> a list per string) or of pre-tokenized

@@ -25,8 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Sequence
 
+from ner_zoo.cli.args import (ACCELERATORS, PRECISIONS, ArgumentParser, add_encoding, add_overwrite,
+                              check_accelerator, positive_int)
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import DataFormatError
+from ner_zoo.io import atomic_write, check_output, is_stream
 
 _TAG = re.compile(r"^(O|[BIESLU]-\S+)$")
 STDIO = Path("-")
@@ -71,8 +74,8 @@ class Lines:
     """The decoded lines of a file or of standard input, read as they arrive; UTF-8 (a BOM dropped), a line that
     is not UTF-8 read as Latin-1 with one warning naming the file and line."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, encoding: str | None = None):
+        self.path, self.encoding = path, encoding
         if path == STDIO:
             self.stream = sys.stdin.buffer
         else:
@@ -91,6 +94,14 @@ class Lines:
             self.lineno += 1
             if self.lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            if self.encoding is not None:  # --encoding: that codec, strictly
+                try:
+                    line = raw.decode(self.encoding)
+                except UnicodeDecodeError as e:
+                    raise DataFormatError(f"byte {raw[e.start]:#04x} is not {self.encoding}", self.name,
+                                          self.lineno) from None
+                yield self.lineno, line.rstrip("\r\n").replace("\r", "")
+                continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -129,9 +140,9 @@ def json_record(obj: object, where: str) -> Record:
     return Record([Sentence(list(tokens), spans=gold, source=where)], source=where)
 
 
-def records(path: Path, fmt: str, split: bool) -> tuple[Iterator[Record], str, bool]:
+def records(path: Path, fmt: str, split: bool, encoding: str | None = None) -> tuple[Iterator[Record], str, bool]:
     """The input's records (read lazily for raw text and JSON lines), its format and whether it carries gold."""
-    lines = Lines(path)
+    lines = Lines(path, encoding)
     it = iter(lines)
     head: list[tuple[int, str]] = []
     if fmt == "auto":  # sniff on the first 64 KiB (or the whole input when shorter)
@@ -253,33 +264,29 @@ def default_output(path: Path, fmt: str) -> Path:
     return path.with_name(f"{path.name}.pred.{fmt}")
 
 
-def same_file(a: Path, b: Path) -> bool:
-    try:
-        return b.exists() and a.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def device_of(accelerator: str) -> str:
     return {"gpu": "cuda", "auto": "auto", "cpu": "cpu"}.get(accelerator, accelerator)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo predict", description=__doc__,
+    p = ArgumentParser(prog="ner-zoo predict", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", "--ckpt_path", dest="model", required=True,
                    help="a checkpoint written by ner-zoo fit, or a folder written by ner-zoo export")
     p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file; - reads stdin")
     p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"],
                    help="auto: from the suffix and the content (a .txt file in CoNLL columns is read as CoNLL)")
-    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); - writes stdout; "
-                                               "never the input")
+    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); never an existing "
+                   "file unless --overwrite, never the input; -, /dev/stdout or a pipe is written in place, as the "
+                   "input arrives")
     p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl"],
                    help="auto: jsonl for raw text, JSON-lines input and nested NER, else conll")
     p.add_argument("--no_sentence_split", action="store_true", help="raw text: one sentence per line")
-    p.add_argument("--batch_size", type=int, default=64)
-    p.add_argument("--accelerator", default="auto", help="cpu, gpu/cuda, cuda:1 ... (auto: a GPU when present)")
-    p.add_argument("--precision", default="32-true", help="32-true, bf16-mixed or 16-mixed")
+    add_overwrite(p)
+    add_encoding(p)
+    p.add_argument("--batch_size", type=positive_int, default=64)
+    p.add_argument("--accelerator", default="auto", choices=ACCELERATORS, help="auto: a GPU when present")
+    p.add_argument("--precision", default="32-true", choices=PRECISIONS, help="32 (default), bf16 or 16 autocast")
     return p
 
 
@@ -303,9 +310,10 @@ def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "
 
 def predict_main(argv: Sequence[str]) -> int:
     a = parser().parse_args(argv)
-    if a.output is not None and a.output != STDIO and (a.output == a.input or same_file(a.input, a.output)):
-        raise DataFormatError("--output is the input file; predictions would replace it", a.output)
-    recs, in_fmt, labelled = records(a.input, a.input_format, split=not a.no_sentence_split)
+    check_accelerator(a.accelerator)
+    if a.output is not None:  # before the input is read and the (slow) model loaded
+        check_output(a.output, [a.input, a.model], a.overwrite)
+    recs, in_fmt, labelled = records(a.input, a.input_format, split=not a.no_sentence_split, encoding=a.encoding)
     first = list(itertools.islice(recs, 1))  # the input's format errors before the (slow) model load
     if not first:
         raise DataFormatError("no sentences (the input is empty or blank)", a.input)
@@ -318,17 +326,21 @@ def predict_main(argv: Sequence[str]) -> int:
     if model.is_pos:
         fmt = "conll"
     tag_column = model.vocabs.tag_column
-    to_stdout = a.output == STDIO
-    out_path = None if to_stdout else (a.output or default_output(a.input, fmt))
+    out = a.output
+    if out is None:
+        out = default_output(a.input, fmt)
+        check_output(out, [a.input, a.model], a.overwrite)
+    stream = is_stream(out)
     try:
-        with (_stdout() if to_stdout else _atomic(out_path)) as f:
-            n = write_predictions(f, recs, tagger, fmt, labelled, tag_column, a.batch_size, flush=to_stdout)
+        with (_stdout() if str(out) == "-" else atomic_write(out)) as f:  # a stream is written in place
+            n = write_predictions(f, recs, tagger, fmt, labelled, tag_column, a.batch_size, flush=stream)
     except BrokenPipeError:  # the reader (head, less) stopped reading: nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return BROKEN_PIPE_EXIT
-    print(f"wrote {n} sentences to {'standard output' if to_stdout else out_path}",
-          file=sys.stderr if to_stdout else sys.stdout)
+    # on stderr when the predictions go to stdout, so that they stay alone there
+    print(f"wrote {n} sentences to {'standard output' if str(out) == '-' else out}",
+          file=sys.stderr if stream else sys.stdout)
     return 0
 
 
@@ -360,9 +372,3 @@ class _stdout:
         if exc[0] is None:
             sys.stdout.flush()
         return False
-
-
-def _atomic(path: Path):
-    from ner_zoo.io import atomic_write
-
-    return atomic_write(path)
