@@ -108,7 +108,8 @@ class Lines:
                 line = raw.decode("latin-1")
                 if not self.warned:
                     warnings.warn(f"{self.name}:{self.lineno}: byte {raw[e.start]:#04x} is not UTF-8; such lines "
-                                  "are read as Latin-1", UnicodeWarning, stacklevel=2)
+                                  "are read as Latin-1 (pass --encoding utf-8 to make this an error)",
+                                  UnicodeWarning, stacklevel=2)
                     self.warned = True
             yield self.lineno, line.rstrip("\r\n").replace("\r", "")
 
@@ -194,6 +195,12 @@ def records(path: Path, fmt: str, split: bool, encoding: str | None = None) -> t
     sents = read_conll(name, token_column=0, label_column=-1 if labelled else None, data=data)
     scheme = getattr(sents, "scheme", None)
     return iter([Record([s], source=s.source, scheme=scheme) for s in sents]), "conll", labelled
+
+
+def read_input(path: Path, fmt: str, encoding: str | None = None) -> tuple[list[Sentence], bool]:
+    """Every sentence of ``path`` at once and whether they carry gold (what ``predict`` streams, for tests)."""
+    recs, _, labelled = records(path, fmt, split=True, encoding=encoding)
+    return [s for r in recs for s in r.sentences], labelled
 
 
 def chunks(recs: Iterable[Record], size: int) -> Iterator[list[Record]]:
