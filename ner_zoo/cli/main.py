@@ -1,6 +1,7 @@
 """``ner-zoo``: one entry point for training (LightningCLI) and the data / scoring / prediction tools.
 
     ner-zoo fit|validate|test --config configs/....yaml     train and evaluate (LightningCLI)
+    ner-zoo configs                                        the configs shipped in the package (--config NAME)
     ner-zoo predict --config ...                           LightningCLI prediction on a data module
     ner-zoo predict --ckpt_path best.ckpt --input F        predict from a checkpoint alone
     ner-zoo score FILE                                     conlleval-style scores of a prediction file
@@ -19,7 +20,7 @@ from typing import Sequence
 
 from ner_zoo.errors import NerZooError
 
-TOOLS = {"score", "data", "compare"}
+TOOLS = {"score", "data", "compare", "configs"}
 #: exit status of an input error (as argparse uses for bad arguments)
 USAGE_ERROR = 2
 SIGTERM_EXIT = 128 + 15  # as a shell reports a process ended by SIGTERM
@@ -65,6 +66,13 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
         from ner_zoo.cli import tools
 
         return getattr(tools, f"{args[0]}_main")(args[1:])
+    from ner_zoo.cli.packaged_configs import resolve_config_args
+
+    resolved = resolve_config_args(args)  # a packaged config by name, from any working directory
+    if resolved != args:
+        args = resolved
+        if from_shell:
+            sys.argv[1:] = args
     if args and args[0] == "predict" and not any(a in ("-c", "--config") or a.startswith("--config=") for a in args):
         from ner_zoo.cli.predict import predict_main
 

@@ -1,4 +1,4 @@
-"""Non-training commands: ``score``, ``data stats`` and ``compare``."""
+"""Non-training commands: ``score``, ``data stats``, ``compare`` and ``configs``."""
 
 from __future__ import annotations
 
@@ -160,3 +160,17 @@ def compare_main(argv: Sequence[str]) -> int:
     from ner_zoo.results.compare import compare_main as run
 
     return run(argv)
+
+
+def configs_main(argv: Sequence[str]) -> int:
+    """``ner-zoo configs``: the configs shipped in the package, by the name ``--config`` takes, with model,
+    dataset and the paper's number. Ablations (``<paper>/ablations/*``) go on top of the paper's main config;
+    ``experiments/*`` are recipe overlays and run matrices (``tools/run_matrix.py``)."""
+    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo configs", description=configs_main.__doc__)
+    p.add_argument("--path", action="store_true", help="print the folder holding them and exit")
+    a = p.parse_args(argv)
+    from ner_zoo.cli.packaged_configs import PACKAGED
+    from ner_zoo.results.config_table import plain
+
+    print(PACKAGED if a.path else plain(PACKAGED))
+    return 0
