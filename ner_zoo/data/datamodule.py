@@ -175,7 +175,10 @@ class NERDataModule(pl.LightningDataModule):
             raise FileNotFoundError(f"{type(self).__name__} has no {split} file")
         if not path.exists():
             raise FileNotFoundError(f"{path} not found ({type(self).__name__} {split} split); check data_dir")
-        sents = self.read_named_split(split, path)
+        return self._prepare(self.read_named_split(split, path), path)
+
+    def _prepare(self, sents: list[Sentence], path: object) -> list[Sentence]:
+        """``max_sentences``, ``predicted_columns`` and validation, for any reader's sentences."""
         if self.max_sentences is not None:
             sents = sents[: self.max_sentences]
         if self.predicted_columns:
