@@ -170,6 +170,10 @@ class NERZooCLI(LightningCLI):
 
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand] if self.subcommand else self.config
+        if self.subcommand in (None, "fit"):
+            from ner_zoo.training.final_model import configure_final_model
+
+            configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
         loggers = config.get("trainer", {}).get("logger")
         loggers = [lg for lg in (loggers if isinstance(loggers, list) else [loggers]) if hasattr(lg, "get")]
         if not loggers:
