@@ -28,7 +28,7 @@ def test_train_on_train_and_dev_trains_on_both():
     assert "train+dev" in dm.notes["train_on"]
 
 
-def test_fit_final_model_no_validation_no_selection(tmp_path, monkeypatch):
+def test_fit_final_model_no_validation_no_selection(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["ner-zoo"])
     assert main(ARGS) in (0, None)
@@ -39,6 +39,7 @@ def test_fit_final_model_no_validation_no_selection(tmp_path, monkeypatch):
     assert Path(record["best_checkpoint"]).name == "final.ckpt"  # the last epoch's, not a "best" on dev
     metrics = (next(tmp_path.rglob("metrics.csv"))).read_text()
     assert "val/f1" not in metrics and "test/f1" in metrics  # no validation ever ran; test did (test_after_fit)
+    assert "on sentences it has never seen:\n  " in capsys.readouterr().out  # the quickstart's TagExamples
 
 
 def test_early_stopping_is_refused(tmp_path, monkeypatch):
