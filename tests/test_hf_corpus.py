@@ -157,3 +157,35 @@ def test_fit_on_conll2003_copy(tmp_path, monkeypatch):
                                          "init_args": {"source": str(saved), "doc_id_column": "doc_id"}},
                  config="baselines/conll2003")
     assert record["status"] == "completed"
+
+
+def test_hub_id_and_config_name_go_to_load_dataset(monkeypatch, sample_copies):
+    """A hub id is passed to ``datasets.load_dataset`` with its configuration name (no network here: the call is
+    answered with the local copy)."""
+    import datasets
+
+    _, saved, _ = sample_copies
+    calls = []
+
+    def fake(path, name=None, **kw):
+        calls.append((path, name, kw.get("cache_dir")))
+        return datasets.load_from_disk(str(saved))
+
+    monkeypatch.setattr(datasets, "load_dataset", fake)
+    dm = HFCorpus(source="someone/conll-copy", name="en", cache_dir="/tmp/hf-cache")
+    assert len(dm.sentences("test")) == len(SampleCorpus().sentences("test"))
+    assert calls == [("someone/conll-copy", "en", "/tmp/hf-cache")]
+    assert dm.sentences("test")[0].doc_id == "someone/conll-copy:0"
+
+
+def test_unreachable_hub_id_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["ner-zoo"])
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (tmp_path / "data.yaml").write_text(yaml.safe_dump({"class_path": "ner_zoo.data.HFCorpus",
+                                                        "init_args": {"source": "nobody/no-such-dataset-xyz",
+                                                                      "cache_dir": str(tmp_path / "cache")}}))
+    assert main(["fit", "--config", "quickstart", "--data", "data.yaml"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ner-zoo: error: nobody/no-such-dataset-xyz: cannot load")
