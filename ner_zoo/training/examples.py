@@ -6,14 +6,14 @@ from __future__ import annotations
 import lightning.pytorch as pl
 import torch
 
-from ner_zoo.data.schema import Sentence, Span, sort_spans
+from ner_zoo.data.schema import Sentence, Span
 
 
 def bracketed(tokens: list[str], spans: list[Span]) -> str:
     """``[Anna Berg]PER flew to [Oslo]LOC .`` (nested spans: the outer bracket first)."""
     opens: dict[int, list[str]] = {}
     closes: dict[int, list[str]] = {}
-    for sp in sort_spans(Span(*s) for s in spans):
+    for sp in sorted((Span(*s) for s in spans), key=lambda s: (s.start, -s.end, s.label)):  # outer first
         opens.setdefault(sp.start, []).append("[")
         closes.setdefault(sp.end - 1, []).insert(0, f"]{sp.label}")
     return " ".join("".join(opens.get(i, [])) + tok + "".join(closes.get(i, [])) for i, tok in enumerate(tokens))
