@@ -186,6 +186,9 @@ class NERModule(pl.LightningModule):
         ``super().prepare(train, context)``.
         """
         if self.context_encoders():
+            if train and all(s.doc_id is None for s in train):
+                rank_zero_warn("the encoder reads neighbouring sentences (context > 0), but the training sentences "
+                               "belong to no document (e.g. the ACE files' pseudo-documents): they get no context")
             self.add_context(train)
             self.add_context(context.get("dev", ()))
 
@@ -253,7 +256,9 @@ class NERModule(pl.LightningModule):
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         loss = self.compute_loss(batch)
         if not torch.isfinite(loss):
-            raise FloatingPointError(
+            from ner_zoo.errors import TrainingDiverged
+
+            raise TrainingDiverged(
                 f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); lower the "
                 "learning rate, enable gradient clipping (trainer.gradient_clip_val) or use 32-true precision"
             )
