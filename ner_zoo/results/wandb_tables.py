@@ -8,16 +8,27 @@ it later). Each push is a new run: the dashboard keeps every version of the page
 
 from __future__ import annotations
 
+import netrc
 import os
 from pathlib import Path
+from urllib.parse import urlparse
 from typing import Sequence
 
 
+def wandb_host() -> str:
+    """The W&B server's host name: ``WANDB_BASE_URL``'s (a self-hosted server), else ``api.wandb.ai``."""
+    return urlparse(os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai").hostname or "api.wandb.ai"
+
+
 def wandb_has_key() -> bool:
+    """Whether W&B can log in: ``WANDB_API_KEY``, or a netrc entry for the server's host (any host)."""
     if os.environ.get("WANDB_API_KEY"):
         return True
-    netrc = Path(os.environ.get("NETRC", Path.home() / ".netrc"))
-    return netrc.exists() and "api.wandb.ai" in netrc.read_text(errors="ignore")
+    path = Path(os.environ.get("NETRC", Path.home() / ".netrc"))
+    try:
+        return path.is_file() and netrc.netrc(str(path)).authenticators(wandb_host()) is not None
+    except (netrc.NetrcParseError, OSError):
+        return False
 
 
 def _table(rows: list[dict]):
