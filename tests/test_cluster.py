@@ -216,3 +216,58 @@ def test_rendered_fit_sbatch_on_2_nodes_x_8_gpus_starts_16_ranks(tmp_path):
     out = subprocess.run(["bash", str(ROOT / "tools" / "slurm" / "fit.sbatch"), "c.yaml"], cwd=tmp_path,
                          env={**env, "GPUS_PER_NODE": "4"}, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--ntasks-per-node=4" in (tmp_path / "srun.txt").read_text().split()
+
+
+@pytest.mark.slow
+def test_run_matrix_as_a_slurm_array_one_run_per_task(tmp_path):
+    """``tools/run_matrix.py --slurm``: one array task per run; each task, as SLURM starts it, trains its run
+    into its own folder, and ``ner-zoo compare`` reads the records."""
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump({**TINY, "test_after_fit": False,
+                                                        "trainer": {**TINY["trainer"], "max_epochs": 1}}))
+    (tmp_path / "matrix.yaml").write_text(yaml.safe_dump([{"name": "tiny", "configs": ["tiny.yaml"], "seeds": [1, 2]}]))
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_matrix.py"), "matrix.yaml", "--out", "out",
+                          "--slurm", "--dry-run", "--slurm-opt=--partition=gpu"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    script = (tmp_path / "out" / "matrix.sbatch").read_text()
+    assert "#SBATCH --array=0-1\n" in script and "#SBATCH --partition=gpu\n" in script
+    assert out.stdout.startswith("sbatch out/matrix.sbatch")
+    for task in ("0", "1"):
+        env = slurm_env(tmp_path, "901", tmp_path / "unused", SLURM_ARRAY_JOB_ID="900", SLURM_ARRAY_TASK_ID=task,
+                        NER_ZOO_PYTHON=sys.executable)
+        done = subprocess.run(["bash", "out/matrix.sbatch"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr + (tmp_path / "out" / f"tiny-s{int(task) + 1}" / "log.txt").read_text()
+    recs = records(tmp_path / "out")
+    assert [(r["_path"].parent.name, r["seed"], r["status"]) for r in recs] == [("tiny-s1", 1, "completed"),
+                                                                                ("tiny-s2", 2, "completed")]
+    from ner_zoo.results.compare import load_records
+
+    assert len(load_records([tmp_path / "out"])) == 2
+
+
+def test_sweep_agents_array_and_torchrun_recipe_render(tmp_path):
+    """The sweep-agent array runs one ``wandb agent`` per task; the torchrun recipe on 2 nodes x 8 GPUs starts
+    8 processes per node with ``devices 8 x num_nodes 2`` (16 ranks) and one shared run folder."""
+    env = slurm_env(tmp_path, "55", tmp_path / "job", SRUN_RECORD=str(tmp_path / "srun.txt"),
+                    SLURM_ARRAY_JOB_ID="55", SLURM_ARRAY_TASK_ID="3")
+    out = subprocess.run(["bash", str(ROOT / "tools" / "slurm" / "sweep_agents.sbatch"), "me/proj/abc123"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "srun.txt").read_text().split("\n")[1:5] == ["wandb", "agent", "--count", "1"]
+    record = tmp_path / "torchrun.txt"
+    fake = tmp_path / "bin" / "torchrun"
+    fake.write_text(f'#!/bin/bash\n{{ echo "run_dir=$NER_ZOO_RUN_DIR"; printf "%s\\n" "$@"; }} > {record}\n')
+    fake.chmod(0o755)
+    del env["RUN_DIR"]
+    for node in ("0", "1"):
+        out = subprocess.run(["bash", str(ROOT / "tools" / "torchrun_fit.sh"), "configs/dspert/genia.yaml"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                             env={**env, "GPUS_PER_NODE": "8", "NNODES": "2", "NODE_RANK": node,
+                                  "MASTER_ADDR": "node0", "RUN_ID": "r1"})
+        assert out.returncode == 0, out.stderr
+        run_dir, *argv = record.read_text().splitlines()
+        opt = {argv[i]: argv[i + 1] for i in range(len(argv) - 1) if argv[i].startswith("--")}
+        assert (opt["--nnodes"], opt["--nproc_per_node"], opt["--node_rank"]) == ("2", "8", node)
+        assert (opt["--trainer.devices"], opt["--trainer.num_nodes"], opt["--ckpt_path"]) == ("8", "2", "last")
+        assert run_dir == "run_dir=runs/torchrun/dspert-genia/r1"

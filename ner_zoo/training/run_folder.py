@@ -190,10 +190,10 @@ def prepare_fit(config: dict, recipe: str, has_wandb: bool) -> FitRun:
         ckpt_dir = Path(ckpt_cfg["dirpath"])
         record = (config.get("record") or {}).get("path")
         run_dir = Path(env_dir) if env_dir else Path(record).parent if record else ckpt_dir.parent
-        ckpt, step = _resolve(given, run_dir, ckpt_dir, explicit_dir=True,
-                              hpc_dir=Path(trainer.get("default_root_dir") or run_dir))
+        hpc_dir = Path(trainer.get("default_root_dir") or run_dir)
+        ckpt, step = _resolve(given, run_dir, ckpt_dir, explicit_dir=True, hpc_dir=hpc_dir)
         held = sorted(p.name for p in ckpt_dir.glob("*.ckpt")) if ckpt_dir.is_dir() else []
-        resuming_here = ckpt is not None and Path(ckpt).resolve().parent == ckpt_dir.resolve()
+        resuming_here = ckpt is not None and Path(ckpt).resolve().parent in (ckpt_dir.resolve(), hpc_dir.resolve())
         if held and not resuming_here and process_rank() == 0:
             raise ConfigError(f"{ckpt_dir}: already holds checkpoints of another run ({', '.join(held[:3])}); "
                               "give a new --checkpoint.dirpath, leave it unset (one run folder per fit), or "
