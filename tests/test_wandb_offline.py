@@ -313,5 +313,7 @@ def test_log_model_offline_logs_the_best_checkpoint_once(tmp_path):
     for folder in folders:
         arts = [a for a in decode_run(folder).get("artifacts", []) if a.type == "model"]
         assert [(a.name, a.type) for a in arts] == [(f"model-{record['wandb']['id']}", "model")] * 2
-        assert [list(a.aliases) for a in arts] == [["best"], ["latest"]]
+        # W&B marks each new version "latest" in the stream (the server keeps it on the newest): "best" is
+        # claimed once, by the best checkpoint
+        assert ["best" in a.aliases for a in arts] == [True, False] and "latest" in arts[1].aliases
         assert json.loads(arts[0].metadata)["file"] == Path(record["best_checkpoint"]).name

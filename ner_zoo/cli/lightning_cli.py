@@ -240,6 +240,14 @@ class NERZooCLI(LightningCLI):
                 raise
             raise cause from None
 
+    def after_instantiate_classes(self) -> None:
+        from ner_zoo.training.precision_support import precision_refusal
+
+        trainer = (self.config[self.subcommand] if self.subcommand else self.config).get("trainer") or {}
+        reason = precision_refusal(self.model, trainer.get("precision")) if self.subcommand in (None, "fit") else None
+        if reason:
+            raise ConfigError(reason)
+
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
         differ from what the command line or config gave, give keys renamed since the checkpoint was saved their

@@ -148,11 +148,12 @@ def resume_key(config: dict) -> str:
 
 
 def latest_run_of(root: Path, label: str, key: str, seed) -> Path | None:
-    """The newest run folder under ``root/label`` whose ``run.json`` has this resume key and seed."""
+    """The newest run folder under ``root/label`` whose ``run.json`` has this resume key and seed and which
+    holds a checkpoint (a run that failed before its first one is passed over)."""
     found = []
     for marker in (root / label).glob(f"*/{MARKER}"):
         data = read_marker(marker.parent)
-        if data.get("resume_key") == key and data.get("seed") == seed:
+        if data.get("resume_key") == key and data.get("seed") == seed and candidates(marker.parent):
             found.append((data.get("created", 0), marker.parent))
     return max(found)[1] if found else None
 
