@@ -237,6 +237,9 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
         _record(tmp_path / "records" / f"min-s{i}", "MIN", None, i, m)
         _record(tmp_path / "records" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+    linked = tmp_path / "records" / "min-s1" / "results.json"  # a run logged online: its record names the run
+    rec = json.loads(linked.read_text())
+    linked.write_text(json.dumps({**rec, "wandb": {"id": "ab12cd34", "project": "zoo", "entity": "me", "url": None}}))
     out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "compare", "records", "--only-runs",
                           "--wandb", "zoo-results"], cwd=tmp_path, env=offline_env(tmp_path),
                          capture_output=True, text=True, timeout=600)
@@ -247,9 +250,18 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     assert (run["run"].display_name, run["run"].job_type, run["run"].project) == ("results", "compare", "zoo-results")
     expected = paired_rows(load_records([tmp_path / "records"]))
     paired = run["tables"]["paired"]
-    assert paired["columns"] == list(expected[0]) and len(paired["data"]) == len(expected) == 1
+    assert [c for c in paired["columns"] if c in expected[0]] == list(expected[0])
+    assert len(paired["data"]) == len(expected) == 1
     row = dict(zip(paired["columns"], paired["data"][0]))
     assert row["verdict"] == "reproduced" and row["difference"] == expected[0]["difference"]
+    # numbers W&B can sort and chart, beside the text (before: only strings such as "+3.80 ± 1.19")
+    mean, std = (float(x) for x in expected[0]["difference"].split(" ± "))
+    assert (row["difference mean"], row["difference std"]) == (mean, std) and isinstance(row["n"], int)
+    runs_table = run["tables"]["runs"]
+    links = [dict(zip(runs_table["columns"], r)) for r in runs_table["data"]]
+    assert len(links) == len(MODEL) + len(BASE)
+    assert [r["wandb link"] for r in links if r["wandb id"]] == ["https://wandb.ai/me/zoo/runs/ab12cd34"]
+    assert all(isinstance(r["test f1"], float) for r in links)
     results = run["tables"]["results"]
     assert {dict(zip(results["columns"], r))["model"] for r in results["data"]} == {"MIN", "MIN (ner_only)"}
 

@@ -337,11 +337,13 @@ def compare_main(argv: Sequence[str]) -> int:
     paired_table = paired_rows(records, a.min_seeds)
     paired = paired_markdown(paired_table)
     if a.wandb:
-        from ner_zoo.results.wandb_tables import push_tables
+        from ner_zoo.results.wandb_tables import push_tables, run_rows
 
         run_id = push_tables(a.wandb, {"results": rows, "paired": paired_table, "gains": gain_rows(records),
-                                       "f1_by_length": length_rows(records)}, ["ner-zoo compare", *argv])
-        print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length", file=sys.stderr)
+                                       "f1_by_length": length_rows(records), "runs": run_rows(records)},
+                             ["ner-zoo compare", *argv])
+        print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length, runs",
+              file=sys.stderr)
     if a.output and a.format == "markdown":
         extra = [t for t in (paired, gain_markdown(gain_rows(records)), length_markdown(length_rows(records)),
                              partial_markdown(records)) if t]
