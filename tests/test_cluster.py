@@ -18,7 +18,6 @@ import torch
 import yaml
 
 from ner_zoo.cli.main import main
-from ner_zoo.training.run_folder import newest_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
@@ -46,14 +45,14 @@ def records(folder: Path) -> list[dict]:
     return [json.loads(p.read_text()) | {"_path": p} for p in sorted(folder.rglob("results.json"))]
 
 
-def test_two_fits_of_the_quickstart_leave_two_run_folders(tmp_path):
+def test_two_fits_of_the_quickstart_leave_two_run_folders(tmp_path, monkeypatch):
     """Before: ``configs/quickstart.yaml`` fixed ``checkpoint.dirpath``, so the second fit wrote over the first
     one's ``best.ckpt`` and the first record pointed at the second run's weights."""
-    args = ["fit", "--config", str(ROOT / "configs" / "quickstart.yaml"), *QUICK,
-            "--trainer.default_root_dir", str(tmp_path / "runs")]
+    monkeypatch.chdir(tmp_path)  # the config's relative paths land here
+    args = ["fit", "--config", str(ROOT / "configs" / "quickstart.yaml"), *QUICK]
     assert main(args) == 0
     assert main([*args, "--seed_everything", "7"]) == 0
-    first, second = records(tmp_path / "runs")
+    first, second = records(tmp_path)
     assert first["_path"].parent != second["_path"].parent
     assert first["best_checkpoint"] != second["best_checkpoint"]
     for rec in (first, second):  # each record points at its own checkpoint, inside its own folder
@@ -96,6 +95,8 @@ def test_ckpt_path_last_resumes_the_latest_run_of_the_config(tmp_path):
 
 
 def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
+    from ner_zoo.training.run_folder import newest_checkpoint
+
     for name, step in (("hpc_ckpt_1.ckpt", 113), ("last.ckpt", 200), ("hpc_ckpt_2.ckpt", 150), ("best.ckpt", 50)):
         torch.save({"global_step": step}, tmp_path / name)
     (tmp_path / "broken.ckpt").write_bytes(b"not a checkpoint")

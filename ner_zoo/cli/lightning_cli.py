@@ -243,8 +243,10 @@ class NERZooCLI(LightningCLI):
     def after_instantiate_classes(self) -> None:
         from ner_zoo.training.precision_support import precision_refusal
 
+        model = getattr(self, "model", None)  # a subclass may parse without building
         trainer = (self.config[self.subcommand] if self.subcommand else self.config).get("trainer") or {}
-        reason = precision_refusal(self.model, trainer.get("precision")) if self.subcommand in (None, "fit") else None
+        fit = self.subcommand in (None, "fit") and model is not None
+        reason = precision_refusal(model, trainer.get("precision")) if fit else None
         if reason:
             raise ConfigError(reason)
 
@@ -288,7 +290,7 @@ class NERZooCLI(LightningCLI):
         loggers = loggers if isinstance(loggers, list) else [loggers]
         has_wandb = any(isinstance(lg, dict) and str(lg.get("class_path", "")).endswith("WandbLogger")
                         for lg in loggers)
-        fit_run = prepare_fit(plain, config_hash(plain), has_wandb)
+        fit_run = prepare_fit(plain, config_hash, has_wandb)
         config["ckpt_path"] = fit_run.ckpt_path
         if fit_run.managed:
             folder = fit_run.run_dir

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -139,12 +140,10 @@ def write_marker(run_dir: Path, data: dict) -> None:
 LIMITS = ("max_epochs", "max_steps", "max_time", "min_epochs", "min_steps")
 
 
-def resume_key(config: dict) -> str:
-    """The config hash without the trainer's stopping limits: ``--ckpt_path last`` finds runs by it."""
-    from ner_zoo.results.records import config_hash
-
+def without_limits(config: dict) -> dict:
+    """The config without the trainer's stopping limits: ``--ckpt_path last`` finds runs by its hash."""
     trainer = {k: v for k, v in (config.get("trainer") or {}).items() if k not in LIMITS}
-    return config_hash({**config, "trainer": trainer})
+    return {**config, "trainer": trainer}
 
 
 def latest_run_of(root: Path, label: str, key: str, seed) -> Path | None:
@@ -178,8 +177,10 @@ def new_run_dir(root: Path, label: str, wandb_id: str | None) -> Path:
     return folder
 
 
-def prepare_fit(config: dict, recipe: str, has_wandb: bool) -> FitRun:
-    """Choose this fit's run folder and resume checkpoint from the resolved config (a plain dict)."""
+def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: bool) -> FitRun:
+    """Choose this fit's run folder and resume checkpoint from the resolved config (a plain dict);
+    ``config_hash`` is the records' recipe hash (:func:`ner_zoo.results.records.config_hash`)."""
+    recipe, key = config_hash(config), config_hash(without_limits(config))
     trainer = config.get("trainer") or {}
     ckpt_cfg = config.get("checkpoint") or {}
     root = Path(trainer.get("default_root_dir") or "runs")
@@ -208,7 +209,7 @@ def prepare_fit(config: dict, recipe: str, has_wandb: bool) -> FitRun:
         run_dir = Path(given)  # --ckpt_path <run folder>: resume that run
         given = "last"
     elif given == "last":
-        run_dir = latest_run_of(root, label, resume_key(config), seed)
+        run_dir = latest_run_of(root, label, key, seed)
         if run_dir is None:
             raise CheckpointError(f"--ckpt_path last: no earlier run of this config (seed {seed}) "
                                   f"under {root / label}; name a run folder or a checkpoint instead")
@@ -220,7 +221,7 @@ def prepare_fit(config: dict, recipe: str, has_wandb: bool) -> FitRun:
     else:
         wandb_id = _wandb_id(None, has_wandb)
         run_dir = new_run_dir(root, label, wandb_id)
-        write_marker(run_dir, {"config_hash": recipe, "resume_key": resume_key(config), "seed": seed,
+        write_marker(run_dir, {"config_hash": recipe, "resume_key": key, "seed": seed,
                                "created": time.time(), "wandb_id": wandb_id})
     ckpt, step = _resolve(given, run_dir, run_dir / "checkpoints", explicit_dir=bool(env_dir), hpc_dir=run_dir)
     if ckpt is None and given is None and candidates(run_dir) and process_rank() == 0:
@@ -228,7 +229,7 @@ def prepare_fit(config: dict, recipe: str, has_wandb: bool) -> FitRun:
                           f"or unset {RUN_DIR_ENV}")
     marker = read_marker(run_dir)
     if not marker and process_rank() == 0:
-        marker = {"config_hash": recipe, "resume_key": resume_key(config), "seed": seed, "created": time.time(),
+        marker = {"config_hash": recipe, "resume_key": key, "seed": seed, "created": time.time(),
                   "wandb_id": _wandb_id(run_dir, has_wandb)}
         write_marker(run_dir, marker)
     wandb_id = marker.get("wandb_id") or _wandb_id(run_dir, has_wandb)
