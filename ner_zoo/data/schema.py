@@ -93,11 +93,6 @@ class Sentence:
         return any(a.overlaps(b) for i, a in enumerate(ordered) for b in ordered[i + 1 :] if b.start < a.end)
 
 
-def sort_spans(spans: Iterable[Span]) -> list[Span]:
-    """Canonical order: by start, then longer first, then label."""
-    return sorted(spans, key=lambda s: (s.start, -s.end, s.label))
-
-
 def label_set(sentences: Iterable[Sentence]) -> list[str]:
     """Sorted entity types occurring in ``sentences``."""
     return sorted({sp.label for s in sentences for sp in s.spans})

@@ -79,9 +79,6 @@ class Vocab:
             return [get(t, UNK_INDEX) for t in tokens]
         return [self.index(t) for t in tokens]
 
-    def lookup_tokens(self, indices: Iterable[int]) -> list[str]:
-        return [self.itos[i] for i in indices]
-
     # construction -------------------------------------------------------------------------------------
     @classmethod
     def build_words(cls, sentences: Iterable[Sentence], lower: bool = False, normalize_digits: bool = False,

@@ -130,8 +130,8 @@ class HCR(SequenceTagger):
         lstm_hidden: sequence-labelling BiLSTM state size per direction (HCR: 128, i.e. 256 in total).
         dropout: dropout on the embeddings and BiLSTM outputs (HCR: 0.5).
         encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``, the "+BERT"
-            variant) whose word states are concatenated to ``x``; called as ``encoder(token_lists, device) ->
-            (states, mask)`` and needs ``output_dim``.
+            variant) whose word states are concatenated to ``x``; called as ``encoder.encode_sentences(sentences,
+            device)``, so with ``context > 0`` it reads that many neighbouring sentences of the document.
         sentence_level: add the sentence-level vector ``s`` to every token.
         sentence_hidden: sentence BiLSTM size per direction (HCR: 64, i.e. 128 in total).
         label_kernel: width of the convolution over positions in the label attention (code: 55).
@@ -279,7 +279,7 @@ class HCR(SequenceTagger):
         if self.embedder.chars is not None:
             parts.append(self.embedder.chars(batch.chars).to(w.dtype))
         if self.transformer is not None:
-            states, _ = self.transformer([s.tokens for s in batch.sentences], w.device)
+            states = self.transformer.encode_sentences(batch.sentences, w.device, hidden_states=False).word_states
             parts.append(states.to(w.dtype))
         x = self.dropout(torch.cat(parts, -1))
         if self.label_attention is not None:

@@ -217,8 +217,8 @@ class MIN(SequenceTagger):
             ``singleton_unk``; MIN fine-tunes the vectors.
         char_encoder: character encoder factory (MIN: ``CharBiLSTM`` with 25-d chars, 25 per direction).
         encoder: optional transformer (``ner_zoo.modules.transformer.TransformerEncoder``, the "MIN + BERT"
-            variant) whose word states are concatenated to ``x``; called as ``encoder(token_lists, device) ->
-            (states, mask)`` and needs ``output_dim``.
+            variant) whose word states are concatenated to ``x``; called as ``encoder.encode_sentences(sentences,
+            device)``, so with ``context > 0`` it reads that many neighbouring sentences of the document.
         lstm_hidden: state size per direction of all three BiLSTMs (MIN: 100).
         dropout: dropout on ``x`` and on each BiLSTM output (MIN: 0.5).
         use_boundary: the boundary module (pointer, ``H_B`` and ``H_S``, ``L_Bdy``).
@@ -310,7 +310,7 @@ class MIN(SequenceTagger):
         """Shared word representation ``X`` (Eq. 1), with transformer features when configured."""
         x = self.embedder(batch)
         if self.transformer is not None:
-            states, _ = self.transformer([s.tokens for s in batch.sentences], x.device)
+            states = self.transformer.encode_sentences(batch.sentences, x.device, hidden_states=False).word_states
             x = torch.cat([x, states.to(x.dtype)], -1)
         return self.dropout(x)
 

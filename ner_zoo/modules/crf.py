@@ -266,17 +266,6 @@ class LinearChainCRF(nn.Module):
         return em_s, start_s, trans_s, end_s
 
     # ----------------------------------------------------------------------------------------------
-    def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """``log Z`` per sequence, ``[B]``, differentiable.
-
-        Args:
-            emissions: ``[B, L, T]`` scores.
-            mask: ``[B, L]`` bool, True at real tokens, left-aligned with ``mask[:, 0]`` all True.
-        """
-        mask = self._check(emissions, mask)
-        with autocast_off(emissions):
-            return _LogPartition.apply(*self._chain(emissions, mask))
-
     def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Unnormalised score of the tag sequences ``tags`` (``[B, L]``; padded positions ignored), ``[B]``."""
         mask = self._check(emissions, mask, tags)

@@ -8,8 +8,11 @@ A target longer than the model maximum is split into overlapping windows (then w
 sub-word takes its state from the window where it is most central. Sub-words are pooled to words (first /
 mean / max) with scatter operations in fp32, so the result is safe under bf16/fp16 autocast.
 
-:meth:`TransformerEncoder.forward` gives word states; :meth:`TransformerEncoder.encode` also gives the
-target's sub-word states (optionally of every layer) with their alignment, for span models on sub-words.
+Models call :meth:`TransformerEncoder.encode_sentences` (or ``forward`` on sentences): it adds each sentence's
+indexed document neighbours as context. :meth:`TransformerEncoder.encode` (and ``forward`` on token lists) is
+the lower level, with context passed explicitly; once documents are indexed it refuses to run without it, so a
+model cannot silently drop its context. Both give word states; ``encode`` also gives the target's sub-word
+states (optionally of every layer) with their alignment, for span models on sub-words.
 """
 
 from __future__ import annotations
@@ -322,14 +325,21 @@ class TransformerEncoder(nn.Module):
                hidden_states: bool | None = None) -> EncoderOutput:
         """Encode target sentences (token lists) with optional left/right context tokens per sentence.
 
+        Models call :meth:`encode_sentences` instead, which looks the context up.
+
         Args:
             sentences: the target sentences; each gets exactly one output per token.
             device: where to compute (default: the transformer's device).
-            left, right: context tokens before / after each sentence (trimmed symmetrically to fit).
+            left, right: context tokens before / after each sentence (trimmed symmetrically to fit); required
+                (``[]`` per sentence for none) once ``context > 0`` and documents are indexed.
             hidden_states: also return every layer at sub-word level (default: ``output_hidden_states``).
         """
         if any(len(s) == 0 for s in sentences):
             raise ValueError("cannot encode an empty sentence")
+        if left is None and right is None and self.context > 0 and len(self.documents):
+            raise ValueError(f"this encoder reads {self.context} neighbouring sentence(s) of indexed documents, but "
+                             "got token lists without context: call encode_sentences(sentences) (or forward on "
+                             "sentences), or pass left/right explicitly")
         device = torch.device(device) if device is not None else next(self.model.parameters()).device
         want_all = self.output_hidden_states if hidden_states is None else hidden_states
         a = self._align(sentences, left or [[]] * len(sentences), right or [[]] * len(sentences))
@@ -405,11 +415,17 @@ class TransformerEncoder(nn.Module):
         left, right = self.neighbours(sentences)
         return self.encode([s.tokens for s in sentences], device, left, right, hidden_states=hidden_states)
 
-    def forward(self, sentences: list[list[str]], device: torch.device | str | None = None,
+    def forward(self, sentences: Sequence, device: torch.device | str | None = None,
                 left: list[list[str]] | None = None,
                 right: list[list[str]] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Word states ``[B, L, D]`` (fp32) and mask ``[B, L]``; see :meth:`encode`."""
-        out = self.encode(sentences, device, left, right, hidden_states=False)
+        """Word states ``[B, L, D]`` (fp32) and mask ``[B, L]`` of sentences (with ``tokens``, ``doc_id``,
+        ``index``: :meth:`encode_sentences`, with their document context) or of token lists (:meth:`encode`)."""
+        if sentences and hasattr(sentences[0], "tokens"):
+            if left is not None or right is not None:
+                raise ValueError("sentences bring their own document context; pass left/right with token lists")
+            out = self.encode_sentences(sentences, device, hidden_states=False)
+        else:
+            out = self.encode(sentences, device, left, right, hidden_states=False)
         return out.word_states, out.word_mask
 
     # helpers -----------------------------------------------------------------------------------------
