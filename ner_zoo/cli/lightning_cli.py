@@ -4,6 +4,10 @@
 * A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options), and beside it
   :class:`LatestCheckpoint` writes ``last.ckpt`` every epoch and at a Ctrl-C/SIGTERM (resume with
   ``--ckpt_path last``).
+* ``fit`` writes into its own run folder (:mod:`ner_zoo.training.run_folder`): checkpoints, record, file
+  loggers and W&B files; ``--ckpt_path last`` resumes the newest state of the latest run of the config. A
+  W&B logger's ``log_model`` is done by :class:`~ner_zoo.training.wandb_run.WandbModelArtifact` (the best
+  checkpoint once, at the end). A precision the model cannot train in is refused with one line.
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
   offline (nothing hangs without network). Its name is ``<Model>[-<variant>]-<Data>-s<seed>``, its group
   ``<Model>[-<variant>]-<Data>-<recipe hash>`` (the seeds of one recipe), its ``job_type`` the variant, and its
