@@ -272,3 +272,19 @@ def test_sweep_agents_array_and_torchrun_recipe_render(tmp_path):
         assert (opt["--nnodes"], opt["--nproc_per_node"], opt["--node_rank"]) == ("2", "8", node)
         assert (opt["--trainer.devices"], opt["--trainer.num_nodes"], opt["--ckpt_path"]) == ("8", "2", "last")
         assert run_dir == "run_dir=runs/torchrun/dspert-genia/r1"
+
+
+@pytest.mark.ddp
+def test_ddp_processes_launched_by_lightning_share_one_run_folder(tmp_path):
+    """``--trainer.devices 2 --trainer.strategy ddp``: Lightning starts a second process with the same command
+    line; it finds the run folder rank 0 chose (``NER_ZOO_RUN_DIR``) instead of making its own."""
+    out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "fit", "--config",
+                          str(ROOT / "configs" / "quickstart.yaml"), *QUICK, "--trainer.devices", "2",
+                          "--trainer.strategy", "ddp", "--trainer.default_root_dir", str(tmp_path / "runs")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "OMP_NUM_THREADS": "1",
+                              "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert len(list((tmp_path / "runs").glob("*/*/run.json"))) == 1
+    (rec,) = records(tmp_path / "runs")
+    assert rec["devices"] == 2 and rec["status"] == "completed"
