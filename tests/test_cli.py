@@ -86,6 +86,8 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
     assert per_epoch < 70 < 2 * per_epoch
     assert rec["protocol"]["epochs_completed"] == 1 and rec["protocol"]["stopped_by"] == "max_steps"
     assert rec["protocol"]["epochs"] == pytest.approx(70 / per_epoch, abs=1e-3)
+    assert rec["protocol"]["epochs"] <= 70 / per_epoch  # rounded down, never up
+    assert rec["epochs"] == 1  # complete epochs only (Lightning's current_epoch counts the cut one)
     assert rec["partial_test"] is False
     # per-sentence counts of the whole test split, in split order; their sums give the recorded F1
     from ner_zoo.results.records import decode_sentence_counts

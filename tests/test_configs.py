@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -261,10 +262,16 @@ def test_reproduction_matrix_pairs_its_arms(path):
     no wall-clock budget in the schedule."""
     import yaml
 
-    from ner_zoo.results.paired import MIN_SEEDS, shared_recipe
+    from ner_zoo.results.paired import MIN_SEEDS, PAIRS, shared_recipe
     from ner_zoo.results.records import overlay_names
 
     runs = yaml.safe_load(path.read_text())
+    pairs = {(m, base) for m, base, *_ in PAIRS}
+    arms = {(r.get("variant") or yaml_variant(r)) for r in runs}
+    if not any((m[1], base[1]) in {(a, b) for a in arms for b in arms} for m, base in pairs):
+        # no pair inside the matrix: its arms pair with published records (folders named in its header)
+        named = [d.name for d in sorted((ROOT / "docs" / "runs").iterdir()) if d.name in path.read_text()]
+        return _pairs_with_published_records(runs, named, pairs)
     assert len(runs) >= 2
     keys, seeds = set(), set()
     for run in runs:
@@ -279,6 +286,40 @@ def test_reproduction_matrix_pairs_its_arms(path):
         assert len(run["seeds"]) >= MIN_SEEDS.get(model, 5), run["name"]
     assert len(keys) == 1, keys
     assert len(seeds) == 1, seeds
+
+
+def yaml_variant(run: dict) -> str | None:
+    """The ``variant:`` a run's last config file sets (an ablation's), else None."""
+    import yaml
+
+    found = [yaml.safe_load((ROOT / c).read_text()).get("variant") for c in run["configs"]]
+    return next((v for v in reversed(found) if v), None)
+
+
+def _pairs_with_published_records(runs: list[dict], folders: list[str], pairs: set) -> None:
+    """Each run of a matrix that adds one arm to published records (issue 32) pairs with the other arm's records
+    in the folders its header names: a pair of ``PAIRS``, same data, overlays and recipe (trainer, data,
+    optimiser; the records' accelerator), the run's seeds and epochs."""
+    from ner_zoo.results.compare import _overlays, _variant, load_records
+    from ner_zoo.results.paired import shared_recipe
+    from ner_zoo.results.records import overlay_names
+
+    assert folders, "a matrix without both arms of a pair names the published records it pairs with"
+    records = load_records([ROOT / "docs" / "runs" / f for f in folders])
+    for run in runs:
+        variant = run.get("variant") or yaml_variant(run)
+        bases = {base[1] for m, base in pairs if m[1] == variant}
+        partners = [r for r in records if _variant(r) in bases]
+        assert partners, run["name"]
+        accelerator = ["--trainer.accelerator", partners[0]["config"]["trainer"].get("accelerator", "auto")]
+        config = parse([ROOT / c for c in run["configs"]], run.get("args", []) + accelerator)
+        assert "--trainer.max_epochs" in run["args"] and config["trainer"].get("max_time") is None
+        data = config["data"]["class_path"].rsplit(".", 1)[-1]
+        key = (data, shared_recipe({"config": config}), "+".join(overlay_names(run["configs"])))
+        partners = [r for r in partners if (r["data"], shared_recipe(r), _overlays(r)) == key]
+        assert partners, (run["name"], key)
+        assert set(run["seeds"]) <= {r["seed"] for r in partners}, run["name"]
+        assert {r["protocol"]["epochs"] for r in partners} == {float(config["trainer"]["max_epochs"])}
 
 
 def test_run_matrix_subset_and_dry_run(tmp_path):
@@ -310,3 +351,45 @@ def test_wandb_logging_composes_without_inheriting_a_logger_name(path):
         loggers = parse(order)["trainer"]["logger"]
         assert [lg["class_path"].rsplit(".", 1)[-1] for lg in loggers] == ["WandbLogger", "CSVLogger"]
         assert loggers[0]["init_args"].get("name") is None
+
+
+# documented one-line overrides ------------------------------------------------------------------------------
+OVERRIDE = "# override:"
+FLAG = re.compile(r"--(model|data|trainer)\.\S")
+
+
+def documented_overrides() -> list[tuple[Path, str]]:
+    """Every ``# override: ARGS`` line in a config's comments (encoders, GloVe 100d, BioWordVec, switches)."""
+    return [(path, line[len(OVERRIDE):].strip()) for path in config_files()
+            for line in path.read_text().splitlines() if line.startswith(OVERRIDE)]
+
+
+def test_every_documented_flag_is_an_override_line():
+    """A ``--model.``/``--data.``/``--trainer.`` flag written in a config's comments must be an ``# override:``
+    line, so the test below parses it (before, ``configs/hcr/conll2002_es.yaml:8`` used renamed keys)."""
+    loose = [f"{p.relative_to(ROOT)}:{i}" for p in config_files()
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if line.lstrip().startswith("#") and FLAG.search(line) and not line.startswith(OVERRIDE)]
+    assert not loose, loose
+    named: dict[str, str] = {}
+    for p, args in documented_overrides():
+        named[p.relative_to(CONFIGS).as_posix()] = named.get(p.relative_to(CONFIGS).as_posix(), "") + " " + args
+    assert "--model.init_args.words.dim 100" in named["psa/conll2003.yaml"]  # GloVe 100d
+    assert "biobert-large-cased-v1.1" in named["locate_and_label/genia.yaml"]  # the paper's encoder
+    assert "BioWordVec" in named["locate_and_label/genia.yaml"]
+    assert "words.vectors" in named["hcr/conll2002_es.yaml"]
+
+
+@pytest.mark.parametrize("path, args", documented_overrides(),
+                         ids=[f"{p.relative_to(CONFIGS)}:{a[:40]}" for p, a in documented_overrides()])
+def test_documented_override_parses(path, args):
+    import shlex
+
+    argv = shlex.split(args)
+    config = parse(compose(path), argv)
+    for flag, value in zip(argv[::2], argv[1::2]):  # each --key value pair landed where it says
+        node = config
+        for key in flag.removeprefix("--").split("."):
+            node = node[key] if isinstance(node, dict) and key in node else None
+        if isinstance(node, (str, int, float)) and not value.startswith(("{", "[")):
+            assert str(node) == value or value == "null", (flag, node, value)

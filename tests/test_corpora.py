@@ -183,10 +183,10 @@ def test_ace(name, expected):
 
 
 @pytest.mark.parametrize("name", ["ace2004", "ace2005"])
-def test_ace_context_of_training_sentences_stays_in_train(name):
-    """A model with ``context: 1`` indexes train and dev at fit (dev last, as ``NERModule.prepare``); every
-    training sentence must get its train neighbours, never a dev sentence (all ACE files use doc_key 0: the keys
-    collided)."""
+def test_ace_context_never_crosses_a_document(name):
+    """The ACE files pack each split into one pseudo-document (doc_key 0, original ids lost): a neighbour in the
+    file may belong to another document, so no sentence gets document context (review F3), and the data notes
+    say why. (Before: every training sentence got its file neighbours.)"""
     from ner_zoo.data.corpora import ACE2004, ACE2005
     from ner_zoo.modules.transformer import DocumentContext
 
@@ -199,7 +199,8 @@ def test_ace_context_of_training_sentences_stays_in_train(name):
         documents.add(train)
         documents.add(dm.sentences("dev"))
     left, right = documents.get(train, 1)
-    assert left == [[]] + [s.tokens for s in train[:-1]] and right == [s.tokens for s in train[1:]] + [[]]
+    assert left == right == [[]] * len(train) and all(s.doc_id is None for s in train)
+    assert "pseudo-document" in dm.notes["documents"]
 
 
 def test_wsj_pos_sample():

@@ -426,3 +426,33 @@ def test_lightning_ddp_keeps_memory_identical(tmp_path):
         assert torch.equal(states[0][name], states[1][name]), name
     train_end = int(states[0]["sentence_start"][int(states[0]["split_start"][1])])
     assert states[0]["written"][states[0]["token_slot"][:train_end].clamp_min(0)].all()
+
+
+def test_transductive_leave_one_out_excludes_the_own_slot_at_evaluation(tmp_path):
+    """Review F2: under ``transductive`` (with the default ``leave_one_out``) an evaluated token read its own
+    warm-up state, while a training singleton reads r = 0. With the training slots at 0 and the test slots at
+    7, a word that occurs once in test must read only training states (0), never its own 7."""
+    cli = _cli(tmp_path, transductive=True)
+    model, dm = cli.model, cli.datamodule
+    assert model.leave_one_out
+    model.prepare(dm.sentences("train"), {"dev": dm.sentences("dev"), "test": dm.sentences("test")})
+    collate = dm.vocabularies.collator()
+    train = collate(list(enumerate(dm.sentences("train"))))
+    model.memory.write(model.memory.slots_of("train", train.indices, train.mask),
+                       torch.zeros(*train.mask.shape, 16), torch.zeros(*train.mask.shape, 32))
+    batch = collate(list(enumerate(dm.sentences("test"))))
+    slots = model.memory.slots_of("test", batch.indices, batch.mask)
+    model.memory.write(slots, torch.full((*batch.mask.shape, 16), 7.0), torch.full((*batch.mask.shape, 32), 7.0))
+    in_test = torch.bincount(batch.words[slots >= 0], minlength=len(model.vocabs.words))
+    once = (slots >= 0) & (in_test[batch.words] == 1)
+    assert once.any()
+    model.eval()
+    model._warm_up("test", [], [])  # what on_test_epoch_start does (no batches here: the slots are written)
+    seen = []
+    original = model.memory_vectors
+    model.memory_vectors = lambda b, s=None: seen.append(s) or original(b, s)
+    with torch.no_grad():
+        model.emissions(batch)
+        assert seen[0] is not None and torch.equal(seen[0], slots)  # the evaluated split's own slots
+        assert original(batch, seen[0])[once].abs().sum() == 0  # only training states: r = 0
+        assert (original(batch, None)[once] > 0).all()  # reading its own slot it would get part of its 7

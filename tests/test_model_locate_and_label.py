@@ -35,7 +35,7 @@ class TestLocateAndLabelFlat(ModelBattery):
     """Flat sample corpus (flat decoding), the code's ``sigmoid x length`` regressor, no chars."""
 
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "regressor_norm": "sigmoid_x_len",
-                                   "duplicate_score": "repeat"}}
+                                   "duplicates": "as_released"}}
 
 
 
@@ -212,7 +212,8 @@ def test_configs_use_the_papers_seed_widths_and_decoding(corpus, widths):
 
 
 def test_select_proposals_hand_worked(tmp_path):
-    model = _model(tmp_path, score_threshold=0.5, nms_decay=0.5, nms_iou=0.6, crossing="code")
+    """The released evaluator's merging (``duplicates: first``: the first seed stands for its span)."""
+    model = _model(tmp_path, score_threshold=0.5, nms_decay=0.5, nms_iou=0.6, crossing="code", duplicates="first")
     spans = torch.tensor([[[0, 2], [0, 2], [0, 2], [4, 6], [1, 3], [6, 9], [6, 8], [9, 10]]])
     labels = torch.tensor([[1, 1, 2, 1, 1, 1, 1, 1]])
     scores = torch.tensor([[0.6, 0.9, 0.95, 0.8, 0.7, 0.9, 0.8, 0.4]])
@@ -363,3 +364,60 @@ def test_proposals_per_gold_logged(tmp_path):
     proposals = sum(model.count_proposals(b) for b in loader)
     entities = sum(len(s.spans) for s in cli.datamodule.sentences("dev"))
     assert float(metrics["val/proposals_per_gold"]) == pytest.approx(proposals / entities)
+
+
+def alg1_literal(proposals, u, k, delta):
+    """Shen et al. 2021, Alg. 1 and Eq. 18, line by line (float32 as the model): sort S by score; take the first
+    s_i into O; decay every remaining s_j with IoU(s_i, s_j) >= k by u and re-insert it by score; repeat. The
+    entities are the (l, r, y) of O with score > delta."""
+    import numpy as np
+
+    f32 = np.float32
+    S = sorted(((l, r, y, f32(sc)) for l, r, y, sc in proposals), key=lambda p: -p[3])
+    O = []
+    while S:
+        s_i = S.pop(0)
+        O.append(s_i)
+        for j, (l, r, y, sc) in enumerate(S):
+            inter = max(0, min(r, s_i[1]) - max(l, s_i[0]))
+            iou = f32(inter) / f32((r - l) + (s_i[1] - s_i[0]) - inter)
+            S[j] = (l, r, y, f32(sc * f32(u)) if iou >= f32(k) else sc)
+        S.sort(key=lambda p: -p[3])
+    return {(l, r, y) for l, r, y, sc in O if sc > f32(delta)}
+
+
+def test_duplicates_follow_the_papers_algorithm(tmp_path):
+    """Default decoding equals a literal Alg. 1 on random proposals, many of them duplicates (several seeds
+    regressed onto one span, with the same or another label), and the review's two probes come out as the paper's."""
+    import random
+
+    model = _model(tmp_path, score_threshold=0.55, nms_decay=0.9, nms_iou=0.6)
+    probe = torch.tensor([[[0, 2], [0, 2]]]), torch.ones(1, 2, dtype=torch.bool)
+    kept, final = model.select_proposals(probe[0], torch.tensor([[1, 1]]), torch.tensor([[0.5, 0.9]]), probe[1])
+    assert kept[0].tolist() == [False, True] and float(final[0, 1]) == pytest.approx(0.9)  # kept at 0.9
+    kept, _ = model.select_proposals(probe[0], torch.tensor([[1, 2]]), torch.tensor([[0.6, 0.95]]), probe[1])
+    assert kept[0].tolist() == [False, True]  # label 2 (0.6 decays to 0.54 < delta)
+    assert model.hparams.duplicates == "paper"
+    rng = random.Random(0)
+    for trial in range(200):
+        n = rng.randint(1, 14)
+        props = []
+        for _ in range(n):
+            start = rng.randint(0, 5)
+            props.append((start, start + rng.randint(1, 3), rng.randint(1, 2), rng.uniform(0.3, 1.0)))
+        spans = torch.tensor([[[l, r] for l, r, _, _ in props]])
+        labels = torch.tensor([[y for _, _, y, _ in props]])
+        scores = torch.tensor([[sc for *_, sc in props]], dtype=torch.float32)
+        kept, _ = model.select_proposals(spans, labels, scores, torch.ones(1, n, dtype=torch.bool))
+        ours = {props[i][:3] for i in kept[0].nonzero().flatten().tolist()}
+        assert len(ours) == int(kept.sum())  # one entity per (span, label)
+        assert ours == alg1_literal(props, 0.9, 0.6, 0.55), (trial, props)
+
+
+def test_duplicates_as_released_is_first_seed_times_count(tmp_path):
+    model = _model(tmp_path, score_threshold=0.55, nms_decay=0.9, nms_iou=0.6, duplicates="as_released")
+    spans, keep = torch.tensor([[[0, 2], [0, 2], [0, 2]]]), torch.ones(1, 3, dtype=torch.bool)
+    kept, final = model.select_proposals(spans, torch.tensor([[1, 1, 2]]), torch.tensor([[0.5, 0.9, 0.95]]), keep)
+    assert kept[0].tolist() == [True, False, False] and float(final[0, 0]) == pytest.approx(1.0)  # 0.5 x 2
+    with pytest.raises(ValueError, match="needs duplicates: first"):
+        _model(tmp_path / "bad", duplicate_score="sum")

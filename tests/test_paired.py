@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from ner_zoo.results.records import encode_sentence_counts
-from ner_zoo.results.stats import bootstrap_differences, paired_bootstrap, paired_ci, t_quantile, verdict
+from ner_zoo.results.stats import (Stage, bootstrap_differences, holm, paired_bootstrap, paired_ci, t_p_value,
+                                   t_quantile, verdict)
 
 # a 5-seed example worked by hand: differences 1.0, 1.5, 0.5, 1.0, 1.5 points -> mean 1.1, sum of squared
 # deviations 0.70 -> std sqrt(0.70 / 4) = 0.41833, standard error 0.18708, t(0.975, 4) = 2.7764451,
@@ -34,14 +35,46 @@ def test_paired_ci_hand_computed():
     assert math.isnan(paired_ci([0.9], [0.8]).low)
 
 
-def test_verdicts():
+def test_verdicts_say_sign_magnitude_and_stage():
+    """Every verdict word on hand-computed CIs: MODEL - BASE is [+0.58058, +1.61942] points (above); the paper
+    gains (in F1 fractions, as the CI) are put inside, above and below it, at and before the paper's schedule."""
     ci = paired_ci(MODEL, BASE)  # CI above 0
-    assert verdict(ci, +0.36, 5) == "reproduced"
-    assert verdict(ci, -0.5, 5) == "contradicted"
-    assert verdict(ci, +0.36, 9) == "reproduced (too few seeds: 5 < 9)"
-    assert verdict(paired_ci(BASE, MODEL), +0.36, 5) == "contradicted"
-    assert verdict(paired_ci([0.90, 0.92, 0.91], [0.91, 0.90, 0.91]), +0.36, 3) == "inconclusive"
-    assert verdict(ci, None, 5) == "gain"
+    at, early = Stage(35.0, 35), Stage(1.0, 35)
+    assert verdict(ci, 0.010, 5, at) == "reproduced"  # +1.00 inside [+0.58, +1.62] at 35/35 epochs
+    assert verdict(ci, 0.010, 9, at) == "reproduced (too few seeds: 5 < 9)"
+    assert verdict(ci, 0.010, 5, early) == "same sign at 1/35 epochs; consistent with the paper's gain"
+    assert verdict(ci, 0.020, 5, early) == "same sign at 1/35 epochs; smaller than the paper's"  # +2.00 above
+    assert verdict(ci, 0.003, 5, early) == "same sign at 1/35 epochs; larger than the paper's"  # +0.30 below
+    assert verdict(ci, 0.020, 5, at) == "same sign at the paper's schedule; smaller than the paper's"
+    # CI [-1.62, -0.58] against a +0.50 gain: the sign is opposite
+    assert verdict(paired_ci(BASE, MODEL), 0.005, 5, at) == "contradicted; smaller than the paper's"
+    assert verdict(paired_ci(BASE, MODEL), 0.005, 5, Stage(3.0, None)) == (
+        "opposite sign at 3 epochs (paper: to convergence); smaller than the paper's")
+    # differences -1, +2, 0 points: mean 0.333, std 1.5275, t(0.975, 2) = 4.3026527 -> CI [-3.461, +4.128]
+    wide = paired_ci([0.90, 0.92, 0.91], [0.91, 0.90, 0.91])
+    assert (100 * wide.low, 100 * wide.high) == pytest.approx((-3.4613, 4.1280), abs=1e-3)
+    assert verdict(wide, 0.0036, 3, Stage("early stopping", "early stopping")) == (
+        "sign unresolved at the paper's schedule; consistent with the paper's gain")
+    assert verdict(wide, 0.05, 3, Stage(5.0, "early stopping")) == (
+        "sign unresolved at 5 epochs (paper: early stopping); smaller than the paper's")
+    assert verdict(ci, 0.010, 5, Stage("early stopping", 35)) == (
+        "same sign with early stopping (paper: 35 epochs); consistent with the paper's gain")
+    # no paper number: the sign only
+    assert (verdict(ci, None, 5), verdict(paired_ci(BASE, MODEL), None, 5), verdict(wide, None, 3)) == (
+        "gain", "loss", "inconclusive")
+    assert verdict(paired_ci([0.9], [0.8]), 0.01, 5, at) == "inconclusive (too few seeds: 1 < 5)"
+
+
+def test_p_values_and_holm_hand_computed():
+    # df = 2 has a closed form: P(|T| <= t) = t / sqrt(t^2 + 2); t = 0.3333 / (1.5275 / sqrt 3) = 0.37796
+    wide = paired_ci([0.90, 0.92, 0.91], [0.91, 0.90, 0.91])
+    t = 0.37796447
+    assert t_p_value(wide) == pytest.approx(1 - t / math.sqrt(t * t + 2), abs=1e-6)
+    assert t_p_value(paired_ci(MODEL, BASE)) == pytest.approx(0.004181, abs=1e-6)  # t = 5.8797, df 4
+    assert math.isnan(t_p_value(paired_ci([0.9], [0.8])))
+    # sorted 0.01, 0.03, 0.04: 3 x 0.01 = 0.03; 2 x 0.03 = 0.06; 1 x 0.04 = 0.04 -> raised to the running max 0.06
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0]) and holm([]) == []
 
 
 def _record(folder: Path, model: str, variant: str | None, seed: int, f1: float, epochs: int = 30,
@@ -76,13 +109,14 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
     out = tmp_path / "results.md"
     assert main(["compare", str(runs), str(tmp_path / "later"), "--output", str(out)]) == 0
     text = out.read_text()
-    paired = text.split("## Paired comparisons")[1].split("\n## ")[0]
+    paired = text.split("## Paired comparisons")[1].split("\n## ")[0].split("**Summary**")[0]
     rows = [line for line in paired.splitlines() if line.startswith("| WNUT2017")]
     assert len(rows) == 1, rows
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[2:7] == ["MIN", "MIN (ner_only)", "", "equal epochs = 30", "5"]
-    assert cells[9:14] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "", "+4.82", "reproduced"]  # no sentence counts
-    assert "seed 6: only model" in cells[14] and "seed 7: epochs 30.0 vs 29.0" in cells[14]
+    assert cells[9:13] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "", "+4.82"]  # no sentence counts
+    assert cells[13:16] == ["0.004", "0.004", "same sign at 30 epochs (paper: to convergence); smaller than the paper's"]
+    assert "seed 6: only model" in cells[16] and "seed 7: epochs 30 vs 29" in cells[16]
     main_table = text.split("## Paired comparisons")[0]
     assert "| MIN (ner_only) | WNUT2017 |" in main_table and " 0.00 " not in main_table
     partial = text.split("## Partial test evaluations")[1]
@@ -104,7 +138,8 @@ def test_a_not_comparable_pair_listed_first_keeps_every_column(tmp_path):
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     assert lines[1].startswith("| CoNLL2003") and "not comparable" in lines[1]
     row = dict(zip(header, (c.strip() for c in lines[2].strip("|").split("|"))))
-    assert (row["dataset"], row["95% CI"], row["verdict"]) == ("WNUT2017", "[+0.58, +1.62]", "reproduced")
+    assert (row["dataset"], row["95% CI"], row["verdict"]) == (
+        "WNUT2017", "[+0.58, +1.62]", "same sign at 30 epochs (paper: to convergence); smaller than the paper's")
 
 
 def test_interacted_subtasks_on_against_off_is_a_pair_without_a_paper_number(tmp_path):
@@ -182,7 +217,8 @@ def test_old_records_without_structured_fields_still_pair(tmp_path):
     (row,) = paired_rows(records)
     assert (row["overlay"], row["protocol"], row["n"], row["paper gain"]) == (
         "short_budget_tagger", "equal epochs = 12", 2, "+0.17")
-    assert row["verdict"] == "reproduced (too few seeds: 2 < 9)"
+    assert row["verdict"] == ("same sign at 12 epochs (paper: early stopping); larger than the paper's "
+                              "(too few seeds: 2 < 9)")
     limited = old(None, 3, 0.5)
     limited["config"]["trainer"]["limit_test_batches"] = 5
     assert is_partial(limited) and not is_partial(records[0])
@@ -201,6 +237,73 @@ def test_readme_paired_rows_come_from_results():
     """The README's paired-comparison rows are copied from the generated docs/results.md, never edited."""
     root = Path(__file__).resolve().parents[1]
     results = (root / "docs" / "results.md").read_text()
-    section = (root / "README.md").read_text().split("**Paired comparisons**")[1].split("\n## ")[0]
+    section = (root / "README.md").read_text().split("**Paired comparisons")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) >= 2 and all(row in results for row in rows)
+    summary = results.split("**Summary** (the Holm family")[1].split("\n\n")[1]
+    assert summary.strip() in section  # the short table, whole
+    assert "![Forest plot" in section and (root / "docs" / "results_forest.svg").exists()
+
+
+def test_issue32_arms_pair_with_the_papers_gain_and_holm_covers_the_family(tmp_path):
+    """HCR own_slot / document_own_slot against base and MIN at lr 0.001 against NER-only at lr 0.001 are rows
+    with the paper's gain (ALL - base, +document - base, MIN - NER-only); Holm adjusts over the paper-gain rows."""
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.paired import paired_markdown, paired_rows
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        for variant, f1 in (("own_slot", m), ("document_own_slot", m - 0.001), ("base", b)):
+            _record(tmp_path / "hcr" / f"{variant}-s{i}", "HCR", variant, i, f1, data="CoNLL2003", epochs=3)
+        _record(tmp_path / "min" / f"lr-s{i}", "MIN", "lr0.001", i, b, lr=0.001)
+        _record(tmp_path / "min" / f"ner-s{i}", "MIN", "ner_only_lr0.001", i, m, lr=0.001)
+    rows = {(r["model"], r["baseline"]): r for r in paired_rows(load_records([tmp_path]))}
+    assert set(rows) == {("HCR (own_slot)", "HCR (base)"), ("HCR (document_own_slot)", "HCR (base)"),
+                         ("MIN (lr0.001)", "MIN (ner_only_lr0.001)")}
+    doc, own, mins = (rows[k] for k in sorted(rows))
+    assert (doc["paper gain"], own["paper gain"], mins["paper gain"]) == ("+0.19", "+0.36", "+4.82")
+    assert own["verdict"] == "same sign at 3 epochs (paper: to convergence); larger than the paper's"
+    assert mins["verdict"].startswith("opposite sign at 30 epochs")
+    # own: p 0.004181 (as MODEL - BASE), ranked first of 3 -> 3 x 0.004181 = 0.0125
+    assert (own["p"], own["Holm p"]) == ("0.004", "0.013")
+    text = paired_markdown(list(rows.values()))
+    assert text.count("**Verdict rule.**") == 1 and "Holm family: the 3 rows" in text and "_ci" not in text
+
+
+def test_forest_plot_is_deterministic_and_grouped_by_paper(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ner_zoo.cli.main import main
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.forest import forest_rows
+    from ner_zoo.results.paired import paired_rows
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / "runs" / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / "runs" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+        _record(tmp_path / "runs" / f"hcr-s{i}", "HCR", "all", i, m, data="CoNLL2003")
+        _record(tmp_path / "runs" / f"base-s{i}", "HCR", "base", i, b, data="CoNLL2003")
+    _record(tmp_path / "runs" / "psa-s1", "PSA", None, 1, 0.9, data="CoNLL2000")  # one pair: no CI, not drawn
+    _record(tmp_path / "runs" / "nf-s1", "PSA", "no_fusion", 1, 0.8, data="CoNLL2000")
+    rows = paired_rows(load_records([tmp_path / "runs"]))
+    assert [r["model"] for r in forest_rows(rows)] == ["HCR (all)", "MIN"] and len(rows) == 3
+    svgs = []
+    for out in ("a", "b"):
+        (tmp_path / out).mkdir()
+        assert main(["compare", str(tmp_path / "runs"), "--output", str(tmp_path / out / "results.md")]) == 0
+        svgs.append((tmp_path / out / "results_forest.svg").read_bytes())
+        assert "![Forest plot" in (tmp_path / out / "results.md").read_text()
+    assert svgs[0] == svgs[1] and b"<dc:date>" not in svgs[0] and b"HCR (Luo et al. 2020)" in svgs[0]
+
+
+@pytest.mark.slow
+def test_results_md_and_figure_regenerate_byte_for_byte(tmp_path, monkeypatch):
+    """``ner-zoo compare docs/runs --output docs/results.md`` reproduces the committed page and figure (the
+    echoed output path aside)."""
+    from ner_zoo.cli.main import main
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    out = tmp_path / "results.md"
+    assert main(["compare", "docs/runs", "--output", str(out)]) == 0
+    text = out.read_text().replace(f"--output {out}", "--output docs/results.md")
+    assert text == (root / "docs" / "results.md").read_text()
+    assert (tmp_path / "results_forest.svg").read_bytes() == (root / "docs" / "results_forest.svg").read_bytes()

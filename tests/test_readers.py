@@ -195,6 +195,28 @@ def test_json_document_ids_are_unique_per_file(tmp_path):
     assert ids == {"train.json:0", "dev.json:0"} and read_nested_json(genia)[0].doc_id == "g.jsonl:0"
 
 
+def test_ace_context_stays_inside_real_documents_and_pseudo_documents_give_none(tmp_path):
+    """Review F3: an ACE file that packs its split into one record (a pseudo-document) gives no context; a file
+    with one record per document gives each sentence neighbours of its own document only."""
+    from ner_zoo.data.corpora import ACE2005
+    from ner_zoo.modules.transformer import DocumentContext
+
+    packed = {"doc_key": 0, "sentences": [["a"], ["b"], ["c"]], "ner": [[], [], []]}
+    docs = [{"doc_key": k, "sentences": [[f"{k}1"], [f"{k}2"]], "ner": [[], []]} for k in ("x", "y")]
+    for name, records in (("packed", [packed]), ("docs", docs)):
+        (tmp_path / name).mkdir()
+        for split in ("train", "dev", "test"):
+            (tmp_path / name / f"{split}.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+    dm = ACE2005(data_dir=str(tmp_path / "packed"))
+    train = dm.sentences("train")
+    left, right = DocumentContext(train).get(train, 1)
+    assert left == right == [[], [], []] and "pseudo-document" in dm.notes["documents"]
+    dm = ACE2005(data_dir=str(tmp_path / "docs"))
+    train = dm.sentences("train")
+    left, right = DocumentContext(train).get(train, 1)
+    assert left == [[], ["x1"], [], ["y1"]] and right == [["x2"], [], ["y2"], []] and "documents" not in dm.notes
+
+
 def test_lal_shape_list_and_lines(tmp_path):
     sents = read_nested_json(FIX / "lal_shape.json")
     assert sents.notes["shape"] == "lal"

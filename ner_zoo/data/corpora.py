@@ -68,6 +68,10 @@ class JsonDataModule(NERDataModule):
 
     task = "nested_ner"
     shape: str | None = None
+    #: a split file that is one record of many sentences packs the split into a pseudo-document (the ACE files:
+    #: ``doc_key`` 0, original document ids lost), so its sentences get no document (no context across the
+    #: unknown document boundaries); files with one record per document keep their documents
+    pseudo_documents = False
 
     def __init__(self, train_file: str | None = None, dev_file: str | None = None, test_file: str | None = None,
                  shape: str | None = None, **kwargs):
@@ -79,7 +83,13 @@ class JsonDataModule(NERDataModule):
     def read_split(self, path: Path) -> list[Sentence]:
         from ner_zoo.data.readers import read_nested_json
 
-        return read_nested_json(path, shape=self.shape)
+        sentences = read_nested_json(path, shape=self.shape)
+        if self.pseudo_documents and len(sentences) > 1 and len({s.doc_id for s in sentences}) == 1:
+            for s in sentences:
+                s.doc_id, s.index = None, 0
+            self.notes["documents"] = (f"none: {path.name} packs its split into one pseudo-document (original "
+                                       "document ids lost), so sentences get no document context")
+        return sentences
 
 
 # --- flat NER ---------------------------------------------------------------------------------------------
@@ -152,7 +162,8 @@ class WSJPOS(NERDataModule):
 
     With the full treebank (files ``wsj_SSNN.mrg`` of sections 00-24) the standard split is used:
     sections 0-18 train, 19-21 dev, 22-24 test. With the free 10% sample (sections 00-01 only) the files
-    are shuffled with ``split_seed`` and split 80/10/10 by document.
+    are shuffled with ``split_seed`` and split 80/10/10 by document; run records then name the split
+    ``sample_10pct`` (``split_name``), never ``standard``.
 
     Args:
         mrg_glob: glob of the tree files under ``data_dir``.
@@ -174,8 +185,10 @@ class WSJPOS(NERDataModule):
             raise FileNotFoundError(f"no {self.mrg_glob} files under {self.root}")
         section = {f: int(m.group(1)) for f in files if (m := re.search(r"wsj_(\d\d)\d\d", f.name))}
         if len(set(section.values())) >= 24:
+            self.split_name = "standard"
             pick = {"train": range(0, 19), "dev": range(19, 22), "test": range(22, 25)}
             return {k: [f for f in files if section.get(f, -1) in r] for k, r in pick.items()}
+        self.split_name = "sample_10pct"
         order = files[:]
         random.Random(self.split_seed).shuffle(order)
         n_dev = n_test = max(1, round(0.1 * len(order)))
@@ -228,16 +241,20 @@ class GENIA(JsonDataModule):
 
 
 class ACE2004(JsonDataModule):
-    """ACE 2004 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets)."""
+    """ACE 2004 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets). The shipped files pack each
+    split into one pseudo-document, so sentences get no document context (:attr:`pseudo_documents`)."""
 
     default_subdir = "ace2004"
+    pseudo_documents = True
     files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
 
 
 class ACE2005(JsonDataModule):
-    """ACE 2005 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets)."""
+    """ACE 2005 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets). Files packing a split into one
+    pseudo-document give no document context; one record per document keeps the documents."""
 
     default_subdir = "ace2005"
+    pseudo_documents = True
     files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
 
 

@@ -29,8 +29,10 @@ Departures from the paper and the official code (notes: ``docs/papers.md``, HCR)
 * ``transductive`` (default off): the official code also gives dev/test tokens slots and writes them at
   evaluation. Here an evaluation first runs a warm-up pass over the whole evaluated split that writes its
   slots (no metric), then scores with the memory frozen, so the result does not depend on the batch order
-  (the code's test slots instead held states from the previous epoch's test pass). Off: training tokens
-  only, frozen at evaluation.
+  (the code's test slots instead held states from the previous epoch's test pass). With ``leave_one_out``
+  an evaluated token's query leaves out its own slot as in training, so a word that occurs once, only in
+  the evaluated split, reads ``r = 0`` as a training singleton does. **Behaviour change (issue 32):** before,
+  it read its own warm-up state. Off: training tokens only, frozen at evaluation.
 * ``memory_mode`` (evaluation probe, not in the paper; default ``as_is``): ``zero`` sets ``r = 0`` for every
   token (what an unseen word reads); ``train_only`` reads only slots of training occurrences, which differs
   from ``as_is`` only with ``transductive`` (otherwise only training tokens have slots; a word unseen in
@@ -311,9 +313,10 @@ class HCR(SequenceTagger):
         return r
 
     def memory_vectors(self, batch: Batch, slots: torch.Tensor | None = None) -> torch.Tensor:
-        """``r [B, L, 2 * lstm_hidden]`` as the fusion reads it: in training (``slots``: the tokens' own slots)
-        with ``leave_one_out`` and ``memory_dropout``; with ``released_bug``, scattered as the code does."""
-        exclude = slots if self.training and self.leave_one_out else None
+        """``r [B, L, 2 * lstm_hidden]`` as the fusion reads it: ``slots``, the tokens' own slots (in training,
+        or of the evaluated split when transductive), left out with ``leave_one_out``; ``memory_dropout`` in
+        training; with ``released_bug``, scattered as the code does."""
+        exclude = slots if self.leave_one_out else None
         r = self.document_vectors(batch.words, batch.mask, exclude)
         if self.training and self.memory_dropout > 0:
             r = r * (torch.rand(r.shape[:2], device=r.device) >= self.memory_dropout).unsqueeze(-1)
@@ -324,7 +327,8 @@ class HCR(SequenceTagger):
         if self.memory is None:
             return self.projection(h)
         self.memory.commit()  # writes staged by a step without backward (normally done in on_after_backward)
-        slots = self.memory.slots_of("train", batch.indices, batch.mask) if self.training else None
+        split = "train" if self.training else self._evaluated
+        slots = None if split is None else self.memory.slots_of(split, batch.indices, batch.mask)
         r = self.memory_vectors(batch, slots)
         if self.training and self.memory.num_slots:  # after the query, as in the reference code; applied
             self.memory.stage(slots, w, h)  # after the backward pass (the query's graph reads the values)
@@ -350,7 +354,13 @@ class HCR(SequenceTagger):
             self.memory.write(self.memory.slots_of(split, batch.indices, batch.mask), w, h, deferred=True)
         self.memory.sync_deferred()
 
+    @property
+    def _evaluated(self) -> str | None:
+        """The split being evaluated whose tokens own slots (transductive), else None."""
+        return getattr(self, "_eval_split", None) if self.transductive else None
+
     def _warm_up(self, split: str, loaders, limits) -> None:
+        self._eval_split = split  # its tokens leave their own slots out (leave_one_out), as in training
         if self.memory is None or not self.transductive or self.memory.num_slots == 0 or self.memory_mode != "as_is":
             return  # the probe modes read no slot of the evaluated split
         loaders = loaders if isinstance(loaders, (list, tuple)) else [loaders]
@@ -365,6 +375,14 @@ class HCR(SequenceTagger):
     def on_test_epoch_start(self) -> None:
         super().on_test_epoch_start()
         self._warm_up("test", self.trainer.test_dataloaders, self.trainer.num_test_batches)
+
+    def on_validation_epoch_end(self) -> None:
+        self._eval_split = None
+        super().on_validation_epoch_end()
+
+    def on_test_epoch_end(self) -> None:
+        self._eval_split = None
+        super().on_test_epoch_end()
 
 
 def released_scatter(r: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -35,8 +35,16 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
   (every legal span is classified), ``nms_decay: 1`` (w/o Soft-NMS), ``eta: 0`` (w/o soft examples);
   configs in ``configs/locate_and_label/ablations/``.
 * §2.6 / Alg. 1 decoding: :meth:`LocateAndLabel.select_proposals`: keep argmax != NONE, filter-passed,
-  legal proposals; merge duplicates (first in enumeration order), step Soft-NMS (Eq. 18: decay ``u`` when
-  IoU >= ``k``), keep score > delta. Evaluation enumerates every width up to the largest. Crossing
+  legal proposals; step Soft-NMS over all of them (Eq. 18: decay ``u`` when IoU >= ``k``; Alg. 1 has no
+  merge step, so several seeds regressed onto one span each take part, best first), keep score > delta;
+  a (span, label) proposed by several seeds is one entity, the best-scoring seed's (``duplicates: paper``).
+  ``duplicates: as_released`` is the official evaluator instead: one representative per span, the *first*
+  seed in enumeration order (the narrowest), its score times the number of same-label duplicates
+  (``duplicate_score: repeat``), the other labels dropped; ``duplicates: first`` keeps that representative
+  with ``duplicate_score`` as given. **Behaviour change (issue 32):** before, the default merged duplicates
+  into the first seed without accumulating (neither the paper nor the code): a span proposed at 0.5 and
+  again at 0.9 was dropped at delta 0.55, and a label-1 0.6 / label-2 0.95 pair came out as label 1.
+  Evaluation enumerates every width up to the largest. Crossing
   removal is not in the paper (``crossing: off``); ``code`` reproduces the official evaluator (every
   candidate crossing another dropped before Soft-NMS and delta), ``after_threshold`` drops the worse of
   each crossing pair after delta.
@@ -170,8 +178,13 @@ class LocateAndLabel(SpanModel):
         score_threshold: delta, final score threshold after Soft-NMS.
         nms_decay: Soft-NMS decay ``u``; nms_iou: Soft-NMS IoU threshold ``k``.
         nms_method: ``step`` (paper), ``linear``, ``gaussian`` or ``hard``.
-        duplicate_score: score of a merged duplicate: ``none`` (its own), ``sum`` over same-label duplicates,
-            ``repeat`` (its own times their count: the code's evaluator).
+        duplicates: seeds that regress onto one span: ``paper`` (Alg. 1: all go through Soft-NMS, and the
+            best-scoring seed of each (span, label) is reported), ``as_released`` (the official evaluator: the
+            first seed in enumeration order stands for the span, its score times its same-label duplicates'
+            count; ``duplicate_score`` is then ``repeat``), ``first`` (that representative with
+            ``duplicate_score`` as given).
+        duplicate_score: under ``duplicates: first``, the score of the representative: ``none`` (its own),
+            ``sum`` over same-label duplicates, ``repeat`` (its own times their count: the code's evaluator).
         use_regressor: ``False``: no regressor head, offsets are 0 and its losses vanish (Table 3 "w/o
             regressor", the code's ``no_regressor``).
         use_filter: ``False``: no filter head and no filter loss; every legal span goes to the classifier
@@ -203,6 +216,7 @@ class LocateAndLabel(SpanModel):
                  classifier_weight: float = 1.0, filter_threshold: float = 1 / 6, score_threshold: float = 0.5,
                  nms_decay: float = 0.9, nms_iou: float = 0.6,
                  nms_method: Literal["step", "linear", "gaussian", "hard"] = "step",
+                 duplicates: Literal["paper", "as_released", "first"] = "paper",
                  duplicate_score: Literal["none", "sum", "repeat"] = "none", use_regressor: bool = True,
                  use_filter: bool = True, crossing: Literal["off", "after_threshold", "code"] = "off",
                  out_of_range: Literal["clamp", "illegal"] = "clamp", **kwargs: Any):
@@ -210,6 +224,11 @@ class LocateAndLabel(SpanModel):
         self.save_hyperparameters(logger=False)
         if regressor_norm not in ("none", "sigmoid_x_len", "tanh_x_len"):
             raise ValueError(f"regressor_norm must be none, sigmoid_x_len or tanh_x_len, got {regressor_norm!r}")
+        if duplicates not in ("paper", "as_released", "first"):
+            raise ValueError(f"duplicates must be paper, as_released or first, got {duplicates!r}")
+        if duplicates == "paper" and duplicate_score != "none":
+            raise ValueError(f"duplicate_score {duplicate_score!r} needs duplicates: first (duplicates: paper merges "
+                             "nothing; as_released is first + repeat)")
         if duplicate_score not in ("none", "sum", "repeat"):
             raise ValueError(f"duplicate_score must be none, sum or repeat, got {duplicate_score!r}")
         if crossing not in ("off", "after_threshold", "code"):
@@ -366,9 +385,8 @@ class LocateAndLabel(SpanModel):
     def select_proposals(self, spans: Tensor, labels: Tensor, scores: Tensor, keep: Tensor) -> tuple[Tensor, Tensor]:
         """§2.6 on a padded batch of candidates (all ``[B, N]``; ``spans [B, N, 2]``).
 
-        Merge duplicates (the first in enumeration order stands for its (start, end); others with another
-        label are dropped), step Soft-NMS, keep score > delta (and, for the flat task, greedy non-overlap).
-        Crossing candidates: see ``crossing``.
+        Duplicates (seeds regressed onto one span): see ``duplicates``. Step Soft-NMS, keep score > delta (and,
+        for the flat task, greedy non-overlap). Crossing candidates: see ``crossing``.
 
         Returns:
             ``(kept [B, N] bool, final scores [B, N])``.
@@ -378,18 +396,25 @@ class LocateAndLabel(SpanModel):
         n = cand.shape[1]
         pair = valid.unsqueeze(2) & valid.unsqueeze(1)
         same = same_span_matrix(cand) & pair
-        earlier = torch.ones(n, n, dtype=torch.bool, device=cand.device).tril(-1)  # j < i
-        rep = valid & ~(same & earlier).any(-1)
         same_label = same & (lab.unsqueeze(2) == lab.unsqueeze(1))
-        if hp.duplicate_score == "sum":
-            sc = (same_label * sc.unsqueeze(1)).sum(-1)
-        elif hp.duplicate_score == "repeat":
-            sc = sc * same_label.sum(-1)
-        valid = rep
+        earlier = torch.ones(n, n, dtype=torch.bool, device=cand.device).tril(-1)  # j < i
+        mode = hp.duplicates
+        if mode != "paper":  # the first seed in enumeration order stands for its span; other labels dropped
+            rep = valid & ~(same & earlier).any(-1)
+            accumulate = "repeat" if mode == "as_released" else hp.duplicate_score
+            if accumulate == "sum":
+                sc = (same_label * sc.unsqueeze(1)).sum(-1)
+            elif accumulate == "repeat":
+                sc = sc * same_label.sum(-1)
+            valid = rep
         if hp.crossing == "code":  # before Soft-NMS and delta; both members of a crossing pair go
-            valid = rep & ~(crossing_matrix(cand) & (rep.unsqueeze(2) & rep.unsqueeze(1))).any(-1)
+            valid = valid & ~(crossing_matrix(cand) & (valid.unsqueeze(2) & valid.unsqueeze(1))).any(-1)
         final, _ = soft_nms_batch(cand, sc, valid, hp.nms_method, hp.nms_iou, hp.nms_decay)
         chosen = valid & (final > hp.score_threshold)
+        if mode == "paper":  # one entity per (span, label): the best-scoring seed's (ties: the first)
+            f_i, f_j = final.unsqueeze(2), final.unsqueeze(1)
+            better = same_label & chosen.unsqueeze(1) & ((f_j > f_i) | ((f_j == f_i) & earlier))
+            chosen = chosen & ~better.any(-1)
         if not self.nested:
             chosen = decode_batch(cand, final, chosen, nested=False)
         elif hp.crossing == "after_threshold":

@@ -5,8 +5,12 @@ Two runs are the two arms of one comparison when they share the data and its spl
 the training recipe (``trainer`` and ``data`` sections of the config without run-specific keys such as seed,
 paths and ``max_time``, and the model's optimiser arguments), wherever their ``results.json`` lie. Seed
 ``s`` of the model is paired with seed ``s`` of the baseline when both trained the same number of epochs
-(``protocol.epochs``, else ``epochs`` in older records) or both stopped early on dev; other seeds are listed
-in ``left out``, never dropped silently.
+(``protocol.epochs``; for older records the steps in their ``metrics.csv``, so a partial last epoch never
+counts as complete) or both stopped early on dev; other seeds are listed in ``left out``, never dropped silently.
+
+The verdict states sign, magnitude against the paper's gain and stage against the paper's schedule
+(:data:`~ner_zoo.results.stats.VERDICT_RULE`); ``p`` and ``Holm p`` test the mean difference against 0, Holm over
+the rows that test a paper gain with the protocol's seeds. ``PAIRS`` declares the pairs.
 
 The second interval, ``bootstrap 95% CI``, resamples the test sentences (1000 resamples, the same sentences for
 both arms and every seed): the uncertainty due to the finite test set, where the paired t interval measures
@@ -16,19 +20,27 @@ sentences; it is empty otherwise.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
-from ner_zoo.results.compare import (_fmt, _label, _overlays, _score, _section, _variant, data_split, is_partial,
-                             paper_results, split_cell)
-from ner_zoo.results.stats import paired_bootstrap, paired_ci, verdict
+from ner_zoo.results.compare import (_fmt, _label, _markdown_table, _overlays, _score, _section, _variant, data_split, is_partial,
+                                     paper_results, split_cell, test_size_note, trained_epochs)
+from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
 from ner_zoo.results.records import config_hash, decode_sentence_counts
 
-#: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines)
-PAIRS: list[tuple[tuple[str, str | None], tuple[str, str | None]]] = [
+#: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines); a
+#: third item names the paper rows whose difference is the paper's gain when they are not the arms' own (arms
+#: that run the paper's model under another variant name)
+PAIRS: list[tuple] = [
     (("HCR", "all"), ("HCR", "base")), (("HCR", "sentence"), ("HCR", "base")), (("HCR", "document"), ("HCR", "base")),
     (("HCR", "released_bug"), ("HCR", "base")), (("HCR", "all"), ("HCR", "released_bug")),
+    # the paper's memory reading (training tokens read their own slot): the paper's ALL and +document rows
+    (("HCR", "own_slot"), ("HCR", "base"), (("HCR", "all"), ("HCR", "base"))),
+    (("HCR", "document_own_slot"), ("HCR", "base"), (("HCR", "document"), ("HCR", "base"))),
     (("MIN", None), ("MIN", "ner_only")), (("MIN", "no_interaction"), ("MIN", "ner_only")),
     (("MIN", "no_interacted_subtasks"), ("MIN", "ner_only")), (("MIN", None), ("MIN", "no_interacted_subtasks")),
+    # both arms at the learning rate tuned for NER-only on dev (Adam 0.001): the paper's MIN - NER-only gain
+    (("MIN", "lr0.001"), ("MIN", "ner_only_lr0.001"), (("MIN", None), ("MIN", "ner_only"))),
     (("PSA", None), ("PSA", "no_fusion")),
     (("DSpERT", None), ("DSpERT", "shallow")), (("DSpERT", None), ("BiaffineNER", None)),
     (("LocateAndLabel", None), ("LocateAndLabel", "no_regressor")),
@@ -43,10 +55,17 @@ DEFAULT_MIN_SEEDS = 5
 RECIPE_ARGS = ("optimizer", "lr_scheduler", "lr", "pretrained_lr", "weight_decay", "loss_reduction")
 
 
+def _without_none(d):
+    """The config without null values (records leave them out; a ``config.yaml`` keeps them)."""
+    if isinstance(d, dict):
+        return {k: _without_none(v) for k, v in d.items() if v is not None}
+    return [_without_none(v) for v in d] if isinstance(d, list) else d
+
+
 def shared_recipe(rec: dict) -> str:
     """Hash of what both arms of a comparison must share: the trainer and data sections of the config and the
     model's optimisation arguments (:data:`RECIPE_ARGS`)."""
-    config = rec.get("config") or {}
+    config = _without_none(rec.get("config") or {})
     init = (config.get("model") or {}).get("init_args") or {}
     return config_hash({"trainer": config.get("trainer"), "data": config.get("data"),
                         "optim": {k: init[k] for k in RECIPE_ARGS if k in init}})
@@ -56,7 +75,7 @@ def _epochs(rec: dict) -> float | str | None:
     protocol = rec.get("protocol") or {}
     if protocol.get("stopped_by") == "early_stopping":
         return "early stopping"
-    return protocol.get("epochs", rec.get("epochs"))
+    return trained_epochs(rec)
 
 
 def _arms(records: list[dict]) -> dict[tuple, dict[tuple, dict]]:
@@ -87,6 +106,16 @@ def _protocol(epochs: list) -> str:
     return f"equal epochs = {'/'.join(values)}"
 
 
+def _schedule(paper: dict | None) -> int | str | None:
+    return None if paper is None else paper.get("epochs")
+
+
+def _stage(epochs: list, paper: dict | None) -> Stage:
+    values = {e for e in epochs}
+    ours = values.pop() if len(values) == 1 else None
+    return Stage(ours, _schedule(paper))
+
+
 def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list[dict]:
     papers = paper_results()
 
@@ -95,9 +124,10 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
 
     rows = []
     for (data, split, overlay, recipe), arms in sorted(_arms(records).items(), key=lambda kv: str(kv[0])):
-        for (m, base) in PAIRS:
+        for m, base, *as_paper in PAIRS:
             if m not in arms or base not in arms:
                 continue
+            paper_m, paper_b = as_paper[0] if as_paper else (m, base)
             left, pairs = [], []
             for seed in sorted(set(arms[m]) | set(arms[base]), key=str):
                 a, b = arms[m].get(seed), arms[base].get(seed)
@@ -116,37 +146,82 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                     rows.append({"dataset": data, "split": split, "model": _label(*m), "baseline": _label(*base),
                                  "overlay": overlay, "protocol": "unequal epochs", "n": 0, "model score": "",
                                  "baseline score": "", "difference": "", "95% CI": "", "bootstrap 95% CI": "",
-                                 "paper gain": "",
+                                 "paper gain": "", "p": "", "Holm p": "",
                                  "verdict": "not comparable", "left out": "; ".join(left), "recipe": recipe})
                 continue
             ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
-            pm, pb = paper(*m, data), paper(*base, data)
+            pm, pb = paper(*paper_m, data), paper(*paper_b, data)
             gain = None if pm is None or pb is None else pm["value"] - pb["value"]
             need = MIN_SEEDS.get(m[0], min_seeds)
+            epochs = [_epochs(a) for a, _ in pairs]
+            p = t_p_value(ci)
             rows.append({
-                "dataset": data, "split": split_cell(split, (pm, pb)), "model": _label(*m), "baseline": _label(*base),
-                "overlay": overlay, "protocol": _protocol([_epochs(a) for a, _ in pairs]), "n": ci.n,
+                "dataset": data, "split": split_cell(split, (pm, pb)) + test_size_note(pairs, (pm, pb)),
+                "model": _label(*m), "baseline": _label(*base),
+                "overlay": overlay, "protocol": _protocol(epochs), "n": ci.n,
                 "model score": _fmt([_score(a) for a, _ in pairs]),
                 "baseline score": _fmt([_score(b) for _, b in pairs]),
                 "difference": f"{100 * ci.mean:+.2f} ± {100 * ci.std:.2f}",
-                "95% CI": "" if ci.n < 2 else f"[{100 * ci.low:+.2f}, {100 * ci.high:+.2f}]",
+                "95% CI": "" if ci.n < 2 else f"[{_bound(ci.low)}, {_bound(ci.high)}]",
                 "bootstrap 95% CI": bootstrap_cell(pairs),
                 "paper gain": "" if gain is None else f"{gain:+.2f}",
-                "verdict": verdict(ci, gain, need), "left out": "; ".join(left),
+                "p": "" if math.isnan(p) else _p(p), "Holm p": "",
+                "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm)), "left out": "; ".join(left),
                 "recipe": recipe,
+                # for the Holm column and the figure; not printed (underscored keys)
+                "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),
             })
+    family = [r for r in rows if r.get("_family")]
+    for r, adjusted in zip(family, holm([r["_p"] for r in family])):
+        r["Holm p"] = _p(adjusted)
     return rows
 
 
+def _bound(x: float) -> str:
+    """A CI bound in points: 2 decimals, 3 where 2 would show a nonzero bound as ±0.00."""
+    return f"{100 * x:+.3f}" if 0 < abs(100 * x) < 0.005 else f"{100 * x:+.2f}"
+
+
+def _p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else "<0.001"
+
+
+def public(row: dict) -> dict:
+    """A row without its underscored working keys (the printed and logged columns)."""
+    return {k: v for k, v in row.items() if not k.startswith("_")}
+
+
 def paired_markdown(rows: list[dict]) -> str:
-    return _section(
+    if not rows:
+        return ""
+    family = sum(bool(r.get("_family")) for r in rows)
+    table = _section(
         "Paired comparisons",
         "Each paper model against its own baseline (the paper's ablation row), same data and split, same recipe "
         "and overlays, paired by seed wherever the records lie. `difference`: mean ± std over seeds of the per-seed "
         "difference (model − baseline), in points; `95% CI`: paired t interval of the mean difference (over seeds); "
         "`bootstrap 95% CI`: paired bootstrap over test sentences (1000 resamples, the same sentences for both arms "
-        "and every seed; empty where a record has no per-sentence counts); `verdict`: "
-        "*reproduced* when the CI excludes 0 on the side of the paper's gain, *contradicted* when it excludes 0 on "
-        f"the other side, else *inconclusive*; fewer than {DEFAULT_MIN_SEEDS} seeds ({MIN_SEEDS['PSA']} for PSA, "
-        "whose gain is small against its std) are flagged. `left out`: seeds that could not be paired. `recipe`: "
-        "hash of what the arms share (trainer and data config, optimiser arguments).", rows)
+        "and every seed; empty where a record has no per-sentence counts); `paper gain`: the paper's model row "
+        "minus its baseline row; `split` is marked where the test sets differ in size. `left out`: seeds that could "
+        "not be paired. `recipe`: hash of what the arms share (trainer and data config, optimiser arguments).\n\n"
+        + VERDICT_RULE + f" Fewer than {DEFAULT_MIN_SEEDS} seeds ({MIN_SEEDS['PSA']} for PSA, whose gain is small "
+        "against its std) are flagged.", [public(r) for r in rows])
+    return (table + f"\n\nHolm family: the {family} rows above with a `Holm p` (a paper gain, the protocol's seeds)."
+            + "\n\n" + summary_markdown(rows))
+
+
+def summary_rows(rows: list[dict]) -> list[dict]:
+    """The short table (the README's): the Holm family's rows, fewer columns."""
+    return [{"data": r["dataset"], "model − baseline": f"{r['model']} − {r['baseline']}",
+             "epochs": r["protocol"].removeprefix("equal epochs = "), "seeds": r["n"], "difference": r["difference"],
+             "95% CI (t)": r["95% CI"], "bootstrap": r["bootstrap 95% CI"], "paper": r["paper gain"],
+             "Holm p": r["Holm p"], "verdict": r["verdict"]} for r in rows if r.get("_family")]
+
+
+def summary_markdown(rows: list[dict]) -> str:
+    table = summary_rows(rows)
+    if not table:
+        return ""
+    return "\n".join(["**Summary** (the Holm family; the README copies this table):", "",
+                      *_markdown_table(table, list(table[0]))])
+

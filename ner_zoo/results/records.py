@@ -5,8 +5,11 @@ data and encoder names, the seed, the resolved config and its hash, the best val
 epochs, wall time per epoch, hardware and package versions, and the checkpoint path. It is rewritten
 atomically after fit, after test and when a run is interrupted or fails.
 
-Structured fields that ``ner-zoo compare`` reads (instead of parsing the command line): ``git`` (commit and
-dirty flag of the checkout the code ran from), ``variant``, ``config_files`` (the ``--config`` files as given)
+``epochs`` counts complete epochs only (a last epoch cut by a time or step limit is not counted; ``protocol``
+has its fraction, rounded down).
+
+Structured fields that ``ner-zoo compare`` reads (instead of parsing the command line): ``git`` (commit, dirty
+flag and, when dirty, ``diff_sha256`` of the uncommitted changes of the checkout the code ran from), ``variant``, ``config_files`` (the ``--config`` files as given)
 and ``overlays`` (those under an ``experiments/`` folder: recipe overlays), ``data_split`` (the data module's
 split name), ``protocol`` (epochs and steps actually trained, the limits, early stopping, what stopped the
 run) and ``partial_test`` (true when the test split was not evaluated in full). ``test_sentences`` holds the
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -79,17 +83,47 @@ def versions() -> dict:
 
 def git_state(root: Path = Path(__file__).resolve().parents[2]) -> dict | None:
     """``{"commit", "dirty"}`` of the source checkout this package runs from, or None (an installed copy, no
-    git). ``root`` must be the project root (``pyproject.toml``), so a copy inside some other repository's
-    virtual environment never reports that repository's commit."""
+    git). A tree with uncommitted changes, or files git does not ignore that are not committed, is dirty, and
+    ``diff_sha256`` then hashes those changes (:func:`diff_hash`), so two runs from one commit can be told apart
+    by the code they ran. ``root`` must be the project root (``pyproject.toml``), so a copy inside some other
+    repository's virtual environment never reports that repository's commit."""
     if not (root / "pyproject.toml").exists():
         return None
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
-                              timeout=20).stdout.strip()
     try:
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
-    except (OSError, subprocess.SubprocessError):
+        state = {"commit": _git(root, "rev-parse", "HEAD").decode().strip(),
+                 "dirty": bool(_git(root, "status", "--porcelain").strip())}
+        if state["dirty"]:
+            state["diff_sha256"] = diff_hash(root)
+        return state
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
         return None
+
+
+def _git(root: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=True, timeout=20).stdout
+
+
+def diff_hash(root: Path) -> str:
+    """sha256 of the checkout's uncommitted changes: ``git diff HEAD --binary`` (staged and unstaged), then the
+    path and bytes of every untracked, not ignored file, in path order."""
+    h = hashlib.sha256(_git(root, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"))
+    for name in sorted(_git(root, "ls-files", "--others", "--exclude-standard", "-z").split(b"\0")):
+        if name:
+            h.update(b"\0" + name + b"\0")
+            path = root / os.fsdecode(name)
+            h.update(path.read_bytes() if path.is_file() else b"")
+    return h.hexdigest()
+
+
+def complete_epochs(current_epoch: int, fractions: list[float]) -> int:
+    """Complete epochs trained: Lightning's ``current_epoch`` counts an epoch cut by ``max_time`` or
+    ``max_steps`` as done, so a last partial epoch (its trained fraction below 1) is taken off."""
+    return current_epoch - (1 if fractions and fractions[-1] < 1.0 and current_epoch > 0 else 0)
+
+
+def floor_epochs(x: float) -> float:
+    """Epochs to 3 decimals, rounded down: 2.9996 epochs is 2.999, never 3."""
+    return math.floor(round(x * 1000, 6)) / 1000
 
 
 def overlay_names(config_files: list[str]) -> list[str]:
@@ -277,7 +311,7 @@ class RunRecorder(Callback):
             stopped_by = "max_epochs"
         else:
             stopped_by = "max_time" if max_time else "interrupted"
-        return {"epochs_completed": completed, "epochs": round(sum(self.epoch_fractions), 3),
+        return {"epochs_completed": completed, "epochs": floor_epochs(sum(self.epoch_fractions)),
                 "steps": trainer.global_step, "max_epochs": trainer.max_epochs, "max_steps": trainer.max_steps,
                 "max_time": max_time, "limit_train_batches": trainer.limit_train_batches,
                 "early_stopping": bool(stops), "stopped_by": stopped_by}
@@ -375,7 +409,8 @@ class RunRecorder(Callback):
         path = getattr(ckpt, "best_model_path", None) or None
         if self.segments and trainer.state.fn == "fit":
             self.segments[-1].update(end_step=trainer.global_step, end_epoch=trainer.current_epoch, status=status)
-        self.record.update({"status": status, "epochs": trainer.current_epoch, "best_val_f1": best,
+        self.record.update({"status": status, "epochs": complete_epochs(trainer.current_epoch, self.epoch_fractions),
+                            "best_val_f1": best,
                             "best_epoch": self._best_epoch(best),
                             "best_checkpoint": path, "best_checkpoint_sha256": self._sha256(path),
                             "best_val": dict(self.best_val) if self._best_epoch(best) is not None else None,

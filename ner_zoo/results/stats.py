@@ -105,17 +105,100 @@ def paired_bootstrap(model: Sequence, baseline: Sequence, resamples: int = 1000,
     return float(np.quantile(diffs, alpha)), float(np.quantile(diffs, 1 - alpha))
 
 
-def verdict(ci: PairedCI, paper_gain: float | None, min_seeds: int) -> str:
-    """*reproduced* (the CI excludes 0 on the paper's side), *contradicted* (excludes 0 on the other side) or
-    *inconclusive*; ``too few seeds`` is added below ``min_seeds`` pairs. Without a paper gain: the sign."""
+def t_p_value(ci: PairedCI) -> float:
+    """Two-sided paired-t p-value of ``mean difference = 0`` (nan below 2 pairs; 0 when every pair agrees)."""
+    if ci.n < 2:
+        return math.nan
+    if ci.std == 0:
+        return 0.0 if ci.mean else 1.0
+    return 1.0 - t_central_probability(ci.mean / (ci.std / math.sqrt(ci.n)), ci.n - 1)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error), in the input order: the ``i``-th smallest of
+    ``m`` p-values becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+#: the words of a verdict; ``VERDICT_RULE`` states how they are chosen
+SIGN_WORDS = ("same sign", "opposite sign", "sign unresolved")
+MAGNITUDE_WORDS = ("consistent with the paper's gain", "smaller than the paper's", "larger than the paper's")
+VERDICT_RULE = (
+    "**Verdict rule.** *Sign*: the paired-t 95 % CI over seeds excludes 0 (*same sign* as the paper's gain or "
+    "*opposite sign*), or not (*sign unresolved*). *Magnitude*: the paper's gain lies inside our CI "
+    "(*consistent with the paper's gain*), above it (*smaller than the paper's*: our CI lies entirely below the "
+    "paper's gain) or below it (*larger than the paper's*). *Stage*: the epochs both arms trained against the "
+    "paper's schedule (`paper_results.yaml`, `epochs`, with its source), e.g. *at 1/35 epochs*; papers that "
+    "train to convergence without an epoch count (early stopping, or none stated) are matched only by arms "
+    "stopped early on dev. A row is *reproduced* only when the sign is the same, the magnitude consistent and "
+    "the arms trained the paper's schedule; *contradicted* when the sign is opposite at the paper's schedule; "
+    "otherwise the words say what holds (\"same sign at 1/35 epochs; smaller than the paper's\"). Rows without a "
+    "paper number give the sign only (*gain*, *loss*, *inconclusive*). Fewer seeds than the protocol's are "
+    "flagged. The bootstrap interval over test sentences is shown beside the t interval but does not enter the "
+    "verdict. `p`: two-sided paired-t p-value against 0; `Holm p`: Holm-adjusted over the family of rows that "
+    "test a paper gain with the protocol's seeds (the family size is stated below the table).")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """How far both arms trained against the paper's schedule.
+
+    ``ours``: epochs trained (a number) or ``"early stopping"``; ``paper``: the paper's epoch count, or
+    ``"early stopping"`` / None (trained to convergence, no count stated)."""
+    ours: float | str | None
+    paper: int | str | None
+
+    @property
+    def at_schedule(self) -> bool:
+        if self.paper is None or self.paper == "early stopping":
+            return self.ours == "early stopping"
+        return isinstance(self.ours, (int, float)) and self.ours >= self.paper
+
+    def words(self) -> str:
+        if self.at_schedule:
+            return "at the paper's schedule"
+        if self.ours is None:
+            return "at epochs that differ between seeds"
+        ours = "early stopping" if self.ours == "early stopping" else f"{_num(self.ours)}"
+        if isinstance(self.paper, int):
+            return f"at {ours}/{self.paper} epochs" if ours != "early stopping" else \
+                f"with early stopping (paper: {self.paper} epochs)"
+        paper = "early stopping" if self.paper == "early stopping" else "to convergence"
+        return f"at {ours} epochs (paper: {paper})"
+
+
+def _num(x) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
+def verdict(ci: PairedCI, paper_gain: float | None, min_seeds: int, stage: Stage | None = None) -> str:
+    """The verdict words of one paired row (:data:`VERDICT_RULE`): sign, magnitude against the paper's gain and
+    stage against the paper's schedule; ``too few seeds`` is added below ``min_seeds`` pairs. Without a paper
+    gain: the sign only (*gain*, *loss*, *inconclusive*). ``paper_gain`` is in the CI's units (F1 fractions)."""
+    flag = f" (too few seeds: {ci.n} < {min_seeds})" if ci.n < min_seeds else ""
     if math.isnan(ci.low):
-        word = "inconclusive"
-    elif ci.low > 0 or ci.high < 0:
-        sign = 1 if ci.low > 0 else -1
-        if paper_gain is None or paper_gain == 0:
-            word = "gain" if sign > 0 else "loss"
-        else:
-            word = "reproduced" if sign * paper_gain > 0 else "contradicted"
+        return "inconclusive" + flag
+    excludes = ci.low > 0 or ci.high < 0
+    sign = 0 if not excludes else (1 if ci.low > 0 else -1)
+    if paper_gain is None or paper_gain == 0:
+        return ("inconclusive" if not sign else "gain" if sign > 0 else "loss") + flag
+    stage = stage or Stage(None, None)
+    if ci.high < paper_gain:
+        magnitude = MAGNITUDE_WORDS[1]
+    elif ci.low > paper_gain:
+        magnitude = MAGNITUDE_WORDS[2]
     else:
-        word = "inconclusive"
-    return word + (f" (too few seeds: {ci.n} < {min_seeds})" if ci.n < min_seeds else "")
+        magnitude = MAGNITUDE_WORDS[0]
+    same = sign * paper_gain > 0
+    if stage.at_schedule and same and magnitude == MAGNITUDE_WORDS[0]:
+        return "reproduced" + flag
+    if stage.at_schedule and sign and not same:
+        return f"contradicted; {magnitude}" + flag
+    words = SIGN_WORDS[2] if not sign else SIGN_WORDS[0] if same else SIGN_WORDS[1]
+    return f"{words} {stage.words()}; {magnitude}" + flag

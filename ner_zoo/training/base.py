@@ -186,6 +186,9 @@ class NERModule(pl.LightningModule):
         ``super().prepare(train, context)``.
         """
         if self.context_encoders():
+            if train and all(s.doc_id is None for s in train):
+                rank_zero_warn("the encoder reads neighbouring sentences (context > 0), but the training sentences "
+                               "belong to no document (e.g. the ACE files' pseudo-documents): they get no context")
             self.add_context(train)
             self.add_context(context.get("dev", ()))
 
