@@ -254,6 +254,10 @@ class RunRecorder(Callback):
     def epoch_fractions(self) -> list[float]:
         return [self.fractions[e] for e in sorted(self.fractions)]
 
+    @epoch_fractions.setter
+    def epoch_fractions(self, values: list[float]) -> None:
+        self.fractions = dict(enumerate(values))
+
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         self._trainer = trainer
 
