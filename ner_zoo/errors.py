@@ -39,3 +39,21 @@ class ResourceError(NerZooError, RuntimeError):
 
 class ConfigError(NerZooError, ValueError):
     """A config (YAML file or ``--key value`` argument) names a key the class does not accept."""
+
+
+class OutputError(NerZooError, ValueError):
+    """An output would replace a file the user did not ask to replace, or a file the command reads."""
+
+
+class UsageError(NerZooError, ValueError):
+    """A command-line option or argument is invalid (its type, range, or a missing or unknown command)."""
+
+
+class Interrupted(BaseException):
+    """SIGTERM outside a training loop: raised by the CLI's handler so that writers clean up (a ``BaseException``,
+    like ``KeyboardInterrupt``, so that no ``except Exception`` swallows it)."""
+
+
+
+class TrainingDiverged(NerZooError, FloatingPointError):
+    """The training loss became NaN or infinite; the message says at which step and what to change."""

@@ -1,4 +1,4 @@
-"""Re-run the new-user robustness probes of issue 18 against the real ``ner-zoo`` CLI (one subprocess per probe)
+"""Re-run the new-user robustness probes of issue 18 (and one row per failure class of issue 30) against the real ``ner-zoo`` CLI (one subprocess per probe)
 and print a markdown table of verdicts: ``OK`` (refused or handled, one clear line), or ``FAIL`` with what
 happened. Probe numbers follow the review (``../shared/reviews/robustness.md``); docs/reliability.md quotes the
 last run.
@@ -50,9 +50,14 @@ class Run:
         return (lines[0] if lines else f"rc {self.rc}: {self.err.strip()[-200:]}"), ok
 
 
-def ner_zoo(*args, stdin: bytes | None = None, timeout: int = 300) -> Run:
+def ner_zoo(*args, stdin: bytes | None = None, timeout: int = 300, fsize: int | None = None) -> Run:
+    def limit():  # `ulimit -f`: a write past it fails with EFBIG (Python ignores SIGXFSZ)
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
     p = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", *map(str, args)], input=stdin,
-                       capture_output=True, timeout=timeout, cwd=ROOT)
+                       capture_output=True, timeout=timeout, cwd=ROOT, preexec_fn=limit if fsize else None)
     return Run(p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace"))
 
 
@@ -137,7 +142,8 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
         link = tmp / "link.conll"
         link.unlink(missing_ok=True)
         link.symlink_to(target)
-        r = ner_zoo("predict", "--ckpt_path", ckpt, "--input", inp, "--output", link, "--accelerator", "cpu")
+        r = ner_zoo("predict", "--ckpt_path", ckpt, "--input", inp, "--output", link, "--accelerator", "cpu",
+                    "--overwrite")
         mode = oct(target.stat().st_mode & 0o777)
         return f"rc {r.rc}, symlink kept: {link.is_symlink()}, mode {mode}", \
             r.rc == 0 and link.is_symlink() and mode == "0o644"
@@ -208,6 +214,64 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
                 ner_zoo("data", "stats", "--files", f"train={lal}", "--format", "json").one_line("'ltokens' must")]
         return " / ".join(line for line, _ in runs), all(ok for _, ok in runs)
 
+    # --- issue 30: one row per class of robustness_3.md ---
+    def keeps_existing():
+        gold = write("gold_keep.conll", "keep me\n")
+        r = ner_zoo("predict", "--ckpt_path", ckpt, "--input", inp, "--output", gold, "--accelerator", "cpu")
+        line, ok = r.one_line("exists; pass --overwrite")
+        return line, ok and gold.read_text() == "keep me\n"
+
+    def stdout_pipe():
+        r = ner_zoo("predict", "--ckpt_path", ckpt, "--input", inp, "--output", "/dev/stdout", "--accelerator", "cpu")
+        return f"rc {r.rc}, stdout starts {r.out[:12]!r}, 'wrote' on stderr: {'wrote 2' in r.err}", \
+            r.rc == 0 and r.out.startswith("EU ") and "wrote 2" in r.err
+
+    def file_too_large():
+        text = "\n".join(f"tok{i} B-PER\nsaid O\n" for i in range(1000))
+        big, out = write("big.conll", text), write("big.pred.conll", "OLD\n")
+        r = ner_zoo("predict", "--ckpt_path", ckpt, "--input", big, "--output", out, "--overwrite",
+                    "--accelerator", "cpu", fsize=4000)
+        line, ok = r.one_line(f"{out}: File too large")
+        return line, ok and out.read_text() == "OLD\n" and not list(tmp.glob(".*.tmp"))
+
+    def signal_stats(signum: int, code: int):
+        def run():  # data stats blocked reading a pipe, then signalled
+            proc = subprocess.Popen([sys.executable, "-m", "ner_zoo.cli.main", "data", "stats", "--files",
+                                     "train=/dev/stdin"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+            time.sleep(8)
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=60)
+            err = err.decode(errors="replace").strip()
+            return f"rc {proc.returncode}: {err[-150:]}", proc.returncode == code and len(err.splitlines()) == 1 \
+                and "Traceback" not in err
+        return run
+
+    def class_mismatch():
+        import torch
+
+        state = torch.load(ckpt, weights_only=True, map_location="cpu")
+        state["ner_zoo_class"] = state["hyper_parameters"]["_class_path"] = "ner_zoo.models.PSA"
+        torch.save(state, tmp / "as_psa.ckpt")
+        return ner_zoo("predict", "--ckpt_path", tmp / "as_psa.ckpt", "--input", inp,
+                       "--accelerator", "cpu").one_line("as_psa.ckpt")
+
+    def compare_wrong_type():
+        for name, test in (("good", {"f1": 0.5}), ("f1str", {"f1": "0.9"})):
+            (tmp / "cmp" / name).mkdir(parents=True, exist_ok=True)
+            (tmp / "cmp" / name / "results.json").write_text(json.dumps({"model": name, "data": "D", "config": {},
+                                                                         "test": test}))
+        r = ner_zoo("compare", tmp / "cmp", "--only-runs")
+        return f"rc {r.rc}, good shown: {'good' in r.out}, warning names the file: {'f1str/results.json' in r.err}", \
+            r.rc == 0 and "good" in r.out and "f1str/results.json: skipped" in r.err
+
+    def trailing_tab():
+        f = write("trailing_tab.conll", TRAIN.replace("EU B-ORG", "EU B-ORG\t", 1))
+        r = ner_zoo("data", "stats", "--files", f"train={f}")
+        return f"rc {r.rc}, {r.out.strip().splitlines()[-1] if r.rc == 0 else r.err[-150:]}", r.rc == 0
+
+    dup = write("dup.yaml", "trainer:\n  max_epochs: 1\n  max_epochs: 3\n")
+    mixed = write("mixed.conll", "Müller B-PER\n\n".encode() + "José B-PER\n".encode("latin-1"))
     other = config(tmp, "other", train=TRAIN.replace("rejects", "accepts"))
     genia = write("null.jsonl", json.dumps({"tokens": ["a"], "entity_mentions": None}) + "\n")
     dygie = write("int.json", json.dumps({"sentences": 5, "ner": []}) + "\n")
@@ -270,6 +334,29 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
         "13a": ("`ner-zoo --help` lists every command", lambda: (lambda r: ("commands listed: " + ", ".join(
                 c for c in ("fit", "predict", "score", "data", "compare") if f"ner-zoo {c}" in r.out),
                 r.rc == 0 and all(f"ner-zoo {c}" in r.out for c in ("score", "data", "compare"))))(ner_zoo("--help"))),
+        "W-exist": ("`predict --output` an existing unrelated file, no `--overwrite`", keeps_existing),
+        "W-pipe": ("`predict --output /dev/stdout` into a pipe", stdout_pipe),
+        "W-efbig": ("`ulimit -f` below the output's size, an existing output", file_too_large),
+        "V-config": ("`fit --data.init_args.batch_size=0`", one("fit", "--config", cfg, "--data.init_args.batch_size=0",
+                                                               needles=["batch_size must be a positive integer"])),
+        "V-dupkey": ("YAML config with a repeated key", one("fit", "--config", cfg, "--config", dup, "--print_config",
+                                                             needles=["dup.yaml:3: key 'max_epochs' is repeated"])),
+        "V-maxep0": ("`fit --trainer.max_epochs 0`", one("fit", "--config", cfg, "--trainer.max_epochs", "0",
+                                                          needles=["trains nothing"])),
+        "V-predict": ("`predict --batch_size 0`", one("predict", "--ckpt_path", ckpt, "--input", inp, "--batch_size", "0",
+                                                      needles=["positive integer"])),
+        "V-ckpt": ("checkpoint whose class does not fit its weights", class_mismatch),
+        "V-jsonl": ("`score` JSONL span `[false, true, \"PER\"]`", one("score", write("bool.jsonl", json.dumps(
+                    {"tokens": ["a", "b"], "gold_spans": [[False, True, "PER"]], "pred_spans": []}) + "\n"),
+                    needles=["bool.jsonl:1:"])),
+        "V-compare": ("`compare` with a record whose f1 is a string", compare_wrong_type),
+        "T-tab": ("CoNLL file with a trailing tab", trailing_tab),
+        "T-mixed": ("UTF-8 and Latin-1 in one file", one("data", "stats", "--files", f"train={mixed}",
+                                                         needles=["mixed encodings", "--encoding latin-1"])),
+        "S-int": ("SIGINT to `data stats` reading a pipe", signal_stats(signal.SIGINT, 130)),
+        "S-term": ("SIGTERM to `data stats` reading a pipe", signal_stats(signal.SIGTERM, 143)),
+        "X-cmd": ("unknown command", one("frobnicate", needles=["score, data, compare"])),
+        "X-stats": ("`data stats` without arguments", one("data", "stats", needles=["give a corpus name"])),
         "13b": ("`data stats conll2002`", lambda: (lambda r: (r.err.strip().splitlines()[-1], r.rc == 2 and
                 "conll2002spanish" in r.err))(ner_zoo("data", "stats", "conll2002"))),
     }

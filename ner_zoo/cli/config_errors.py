@@ -73,16 +73,42 @@ def unknown_key_line(message: str, args: Sequence[str]) -> str | None:
     new = renamed(owner, option.group(1)) if owner else None
     if new:
         what += f" (renamed '{new}', see docs/configs.md)"
-    where = "command line" if f"--{path}" in args or any(a.startswith(f"--{path}=") for a in args) else None
-    for f in reversed(config_files(args)) if where is None else ():
+    return f"{where_set(path, args)}: {path}: {what}"
+
+
+def where_set(path: str, args: Sequence[str]) -> str:
+    """Where the dotted key ``path`` was given: ``command line``, ``file:line`` of the last config file that sets
+    it, or ``config``."""
+    if f"--{path}" in args or any(a.startswith(f"--{path}=") for a in args):
+        return "command line"
+    for f in reversed(config_files(args)):
         try:
             line = find_key(path, Path(f).read_text(encoding="utf-8"))
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue
         if line is not None:
-            where = f"{f}:{line}"
-            break
-    return f"{where or 'config'}: {path}: {what}"
+            return f"{f}:{line}"
+    return "config"
+
+
+def argument_error_line(message: str) -> str:
+    """jsonargparse's many-line message for any other bad argument, as one line: the key path (its nested
+    ``Parser key`` names), the expected type and the given value."""
+    keys = _KEY.findall(message)
+    path = ".init_args.".join(keys)
+    tail = message[message.rfind('Parser key "'):] if keys else message
+    tail = tail.split(":", 1)[1] if keys else tail
+    lines = [ln.strip(" -") for ln in tail.splitlines() if ln.strip(" -")]
+    types = re.findall(r"Expected an? <class '([\w.]+)'>", tail)
+    reason = f"expected {' or '.join(t for t in types if t != 'NoneType')}" if types else (
+        lines[0] if lines else "invalid value")
+    value = re.search(r"Given value: (.*?)(?:\. Got value|$)", message, re.M)
+    text = f"{path}: {reason}" if path else reason
+    if value and types:
+        given = value.group(1)
+        nested = re.fullmatch(r"NestedArg\(key=.*, val=(.*)\)", given)
+        text += f", got {nested.group(1) if nested else given}"
+    return text[:400]
 
 
 def yaml_syntax_line(args: Sequence[str]) -> str | None:

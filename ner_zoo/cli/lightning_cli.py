@@ -35,7 +35,9 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveCon
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
-from ner_zoo.cli.config_errors import unknown_key_line, yaml_syntax_line
+from ner_zoo.cli.config_checks import check_config, check_yaml_files
+from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
+                                       yaml_syntax_line)
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
@@ -169,21 +171,28 @@ class NERZooCLI(LightningCLI):
         argv = [str(a) for a in (sys.argv[1:] if args is None else args)] if not isinstance(args, dict) else []
         subcommands = getattr(parser, "_subcommands_action", None)
         parsers = [parser, *(subcommands.choices.values() if subcommands is not None else ())]
+        check_yaml_files(config_files(argv))  # missing, self-including, repeated keys: before jsonargparse
+        self._argv = argv
         for p in parsers:
             p.exit_on_error = False
         try:
             return super().parse_arguments(parser, args)
         except ArgumentError as e:
             line = unknown_key_line(str(e), argv) or yaml_syntax_line(argv)
-            if line is not None:
-                raise ConfigError(line) from None
+            raise ConfigError(line or f"{argument_error_line(str(e))} (ner-zoo {self._command(argv)} --help "
+                              "lists the options)") from None
         finally:
             for p in parsers:
                 p.exit_on_error = True
-        super().parse_arguments(parser, args)  # any other error: jsonargparse's usage and message
+
+    @staticmethod
+    def _command(argv: list[str]) -> str:
+        return next((a for a in argv if a in ("fit", "validate", "test", "predict")), "fit")
 
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand] if self.subcommand else self.config
+        plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
+        check_config(plain, self.subcommand, lambda key: where_set(key, getattr(self, "_argv", [])))
         loggers = config.get("trainer", {}).get("logger")
         loggers = [lg for lg in (loggers if isinstance(loggers, list) else [loggers]) if hasattr(lg, "get")]
         if not loggers:
@@ -314,6 +323,7 @@ class NERZooCLI(LightningCLI):
 
             callbacks = [*callbacks, WandbModelArtifact(self.log_model)]
         trainer = super()._instantiate_trainer(config, callbacks)
+        _name_checkpoint_errors(trainer.strategy.checkpoint_io)
         for callback in trainer.callbacks:
             if isinstance(callback, RunRecorder):
                 callback.command = self.command
@@ -335,6 +345,26 @@ def _into_run_folder(logger: Any, fit_run: FitRun) -> None:
         args["version"] = f"resume-step{fit_run.resumed_step}" if fit_run.resumed_step is not None else ""
     elif kind.endswith("WandbLogger"):
         args["save_dir"] = str(fit_run.run_dir)
+
+
+def _name_checkpoint_errors(checkpoint_io: Any) -> None:
+    """An OS error while saving a checkpoint (no space, file too large) names the checkpoint: torch's own error
+    names no file."""
+    save = checkpoint_io.save_checkpoint
+
+    def save_checkpoint(checkpoint: dict, path: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            save(checkpoint, path, *args, **kwargs)
+        except OSError as e:
+            if e.filename is not None:
+                raise
+            raise type(e)(e.errno, e.strerror or str(e), str(path)) from None
+        except RuntimeError as e:  # torch wraps a failed write of its zip writer
+            if "PytorchStreamWriter" not in str(e) and "file write failed" not in str(e):
+                raise
+            raise OSError(None, f"cannot write the checkpoint ({str(e).splitlines()[0][:160]})", str(path)) from None
+
+    checkpoint_io.save_checkpoint = save_checkpoint
 
 
 def _own_error(e: BaseException | None) -> BaseException | None:

@@ -14,15 +14,25 @@ Errors in the user's input (data files, checkpoints, paths) print one line, ``ne
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Sequence
 
-from ner_zoo.errors import NerZooError
+from ner_zoo.errors import Interrupted, NerZooError, UsageError
 
 TOOLS = {"score", "data", "compare"}
+COMMANDS = ("fit", "validate", "test", "predict", "score", "data", "compare")
 #: exit status of an input error (as argparse uses for bad arguments)
 USAGE_ERROR = 2
+SIGINT_EXIT = 128 + 2  # as a shell reports a process ended by Ctrl-C
 SIGTERM_EXIT = 128 + 15  # as a shell reports a process ended by SIGTERM
+
+
+def _on_sigterm(signum, frame) -> None:
+    """SIGTERM outside a training loop: unwind like Ctrl-C, so that writers remove their temporary files. While
+    Lightning runs a loop, its own handler (which calls this one too) stops the loop at the next step instead."""
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        raise Interrupted("SIGTERM")
 
 
 def error_line(e: BaseException) -> str:
@@ -36,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int | None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("NER_ZOO_DEBUG", "") not in ("", "0") or "--debug" in args
     args = [a for a in args if a != "--debug"]
+    previous = _install_sigterm()
     try:
         return run(args, argv is None and "--debug" not in sys.argv)
     except (NerZooError, OSError) as e:
@@ -43,12 +54,40 @@ def main(argv: Sequence[str] | None = None) -> int | None:
             raise
         print(f"ner-zoo: error: {error_line(e)}", file=sys.stderr)
         return USAGE_ERROR
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("ner-zoo: interrupted (Ctrl-C); no output was written", file=sys.stderr)
+        return SIGINT_EXIT
+    except Interrupted:
+        if debug:
+            raise
+        print("ner-zoo: interrupted by SIGTERM; no output was written", file=sys.stderr)
+        return SIGTERM_EXIT
     except SystemExit as e:
+        if isinstance(e.__context__, KeyboardInterrupt):  # Lightning's sys.exit(1) after a Ctrl-C in a loop
+            print("ner-zoo: interrupted (Ctrl-C) (a fit wrote last.ckpt and results.json; resume with "
+                  "--ckpt_path last)", file=sys.stderr)
+            return SIGINT_EXIT
         if type(e).__name__ != "SIGTERMException":  # Lightning's, a SystemExit without a code (would exit 0)
             raise
         print("ner-zoo: interrupted by SIGTERM (last.ckpt and results.json were written; resume with "
               "--ckpt_path last)", file=sys.stderr)
         return SIGTERM_EXIT
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _install_sigterm():
+    """Our SIGTERM handler where the default one (die at once, leaving temporary files) is in place; returns the
+    handler to restore, or None when none was installed (not the main thread, or someone else's handler)."""
+    try:
+        if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            return signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        pass
+    return None
 
 
 def usage() -> str:
@@ -61,6 +100,8 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
     if not args or args[0] in ("-h", "--help"):
         print(usage(), file=sys.stdout if args else sys.stderr)
         return 0 if args else USAGE_ERROR
+    if args[0] not in COMMANDS and not args[0].startswith("-"):
+        raise UsageError(f"unknown command {args[0]!r}; the commands are {', '.join(COMMANDS)} (ner-zoo --help)")
     if args and args[0] in TOOLS:
         from ner_zoo.cli import tools
 
@@ -70,6 +111,9 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
 
         return predict_main(args[1:])
     from ner_zoo.cli.lightning_cli import NERZooCLI
+    from ner_zoo.data.readers import common
+
+    common.ENCODING_OPTION = "--data.init_args.encoding"  # the option of the data module in a config
 
     NERZooCLI(args=None if from_shell else args)  # from the shell, LightningCLI reads sys.argv itself
     if "wandb" in sys.modules:  # close the run, or an offline run file ends without its exit record

@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import re
+import sys
 from pathlib import Path
 from typing import Sequence
 
+from ner_zoo.cli.args import (ACCELERATORS, PRECISIONS, ArgumentParser, add_encoding, add_overwrite,
+                              check_accelerator, positive_int)
 from ner_zoo.data.readers.common import read_bytes, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import DataFormatError
+from ner_zoo.io import atomic_write, check_output, is_stream
 from ner_zoo.training.inference import load_model, predict
 
 
-def read_raw_text(path: Path, data: bytes | None = None) -> list[Sentence]:
+def read_raw_text(path: Path, data: bytes | None = None, encoding: str | None = None) -> list[Sentence]:
     """One sentence per non-empty line, split on whitespace; decoded as corpora are (UTF-8, BOM dropped,
     Latin-1 fallback with a warning). ``source`` keeps the line number."""
-    text, _ = read_text(path, data=data)
+    text, _ = read_text(path, encoding, data=data)
     sents = [Sentence(tokens=line.split(), source=f"{path}:{n}")
              for n, line in enumerate(text.split("\n"), 1) if line.split()]
     if not sents:
@@ -55,30 +58,30 @@ def sniff_format(path: Path, text: str) -> str:
     return "conll" if one_column else "text"
 
 
-def read_input(path: Path, fmt: str) -> tuple[list[Sentence], bool]:
+def read_input(path: Path, fmt: str, encoding: str | None = None) -> tuple[list[Sentence], bool]:
     """Sentences of ``path`` and whether they carry gold labels; the file is read once (a pipe works)."""
     data = read_bytes(path)
-    head = data[:65536].decode("utf-8-sig", errors="replace").replace("\r", "")
+    head = data[:65536].decode(encoding or "utf-8-sig", errors="replace").replace("\r", "")
     if len(data) > 65536:
         head = head.rsplit("\n", 1)[0]  # the last line may be cut
     if fmt == "auto":
         fmt = sniff_format(path, head)
     if fmt == "text":
-        return read_raw_text(path, data), False
+        return read_raw_text(path, data, encoding), False
     if fmt == "jsonl":
         from ner_zoo.data.readers import read_nested_json
 
-        return read_nested_json(path, data=data), True
+        return read_nested_json(path, encoding=encoding, data=data), True
     from ner_zoo.data.readers import read_conll
 
     first = next((ln.split() for ln in head.split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
     labelled = len(first) >= 2
-    return read_conll(path, token_column=0, label_column=-1 if labelled else None, data=data), labelled
+    return read_conll(path, token_column=0, label_column=-1 if labelled else None, encoding=encoding,
+                      data=data), labelled
 
 
 def write_tags(path: Path, sentences: list[Sentence], tags: list[list[str]], gold_column: str | None) -> None:
     """POS output: ``token [gold] predicted`` per line (the gold column when the input had one)."""
-    from ner_zoo.io import atomic_write
 
     with atomic_write(path) as f:
         for sent, pred in zip(sentences, tags):
@@ -102,35 +105,34 @@ def default_output(path: Path, fmt: str) -> Path:
     return path.with_name(f"{path.name}.pred.{fmt}")
 
 
-def same_file(a: Path, b: Path) -> bool:
-    try:
-        return b.exists() and a.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def predict_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo predict", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="ner-zoo predict", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ckpt_path", required=True, help="checkpoint written by ner-zoo fit")
     p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file (a pipe works)")
     p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"],
                    help="auto: from the suffix and the content (a .txt file in CoNLL columns is read as CoNLL)")
-    p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); never the input")
+    p.add_argument("--output", help="output file (default: <input>.pred.<format>); never an existing file unless "
+                   "--overwrite, never the input; -, /dev/stdout or a pipe is written in place")
     p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl"],
                    help="auto: jsonl for nested NER (tags cannot hold nested spans), else conll")
-    p.add_argument("--batch_size", type=int, default=64)
-    p.add_argument("--accelerator", default="auto")
-    p.add_argument("--precision", default="32-true")
+    add_overwrite(p)
+    add_encoding(p)
+    p.add_argument("--batch_size", type=positive_int, default=64)
+    p.add_argument("--accelerator", default="auto", choices=ACCELERATORS)
+    p.add_argument("--precision", default="32-true", choices=PRECISIONS)
     a = p.parse_args(argv)
-    if a.output is not None and (a.output == a.input or same_file(a.input, a.output)):
-        raise DataFormatError("--output is the input file; predictions would replace it", a.output)
-    sentences, labelled = read_input(a.input, a.input_format)  # before the (slow) model load
+    check_accelerator(a.accelerator)
+    if a.output is not None:  # before the input is read and the (slow) model loaded
+        check_output(a.output, [a.input, a.ckpt_path], a.overwrite)
+    sentences, labelled = read_input(a.input, a.input_format, a.encoding)
     model = load_model(a.ckpt_path)
     fmt = a.output_format
     if fmt == "auto":
         fmt = "jsonl" if model.task == "nested_ner" else "conll"
-    out = a.output or default_output(a.input, fmt)
+    out = a.output
+    if out is None:
+        out = default_output(a.input, fmt)
+        check_output(out, [a.input, a.ckpt_path], a.overwrite)
     preds = predict(model, without_gold(sentences, model.vocabs.tag_column), a.batch_size, a.accelerator,
                     precision=a.precision)
     from ner_zoo.data import writers
@@ -143,5 +145,6 @@ def predict_main(argv: Sequence[str]) -> int:
         writers.write_conll(out, sentences, preds, scheme=scheme, with_gold=labelled)
     else:
         writers.write_jsonl(out, sentences, preds)
-    print(f"wrote {len(sentences)} sentences to {out}")
+    # on stderr when the predictions go to stdout, so that they stay alone there
+    print(f"wrote {len(sentences)} sentences to {out}", file=sys.stderr if is_stream(out) else sys.stdout)
     return 0

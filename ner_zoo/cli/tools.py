@@ -6,6 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
+from ner_zoo.cli.args import ArgumentParser, add_encoding, add_overwrite
+from ner_zoo.io import atomic_write, check_output
+
 
 def score_main(argv: Sequence[str]) -> int:
     """``ner-zoo score FILE``: conlleval-style scores of a prediction file.
@@ -20,25 +23,32 @@ def score_main(argv: Sequence[str]) -> int:
     split: a CoNLL or JSONL file, or a corpus name read from $NER_ZOO_DATA). Gold and predicted spans go to the
     same buckets by the same rule, so every bucket has a precision and a recall.
     """
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo score", description=score_main.__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="ner-zoo score", description=score_main.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", type=Path)
     p.add_argument("--format", default="auto", choices=["auto", "conll", "jsonl"])
     p.add_argument("--by", choices=["length", "nesting", "train_frequency"], help="break the scores down by this")
     p.add_argument("--train", help="training split for --by train_frequency: a file or a corpus name")
     p.add_argument("--output", type=Path, help="with --by: also write breakdown_<by>.md and .json into this folder")
+    add_overwrite(p)
+    add_encoding(p)
     a = p.parse_args(argv)
     fmt = a.format
     if fmt == "auto":
         fmt = "jsonl" if a.file.suffix in (".jsonl", ".json", ".jsonlines") else "conll"
     if a.by == "train_frequency" and not a.train:
         p.error("--by train_frequency needs --train (a training file or a corpus name)")
+    if a.output is not None and a.by is None:
+        p.error("--output needs --by (it is the folder of the breakdown tables)")
+    targets = [] if a.output is None else [a.output / f"breakdown_{a.by}.{ext}" for ext in ("md", "json")]
+    for target in targets:  # before any work
+        check_output(target, [a.file] + ([a.train] if a.train else []), a.overwrite)
     from ner_zoo.metrics import conlleval_report, score_spans_report
 
     if fmt == "conll":
         from ner_zoo.data.readers import read_prediction_conll
 
-        gold, pred, tokens = read_prediction_conll(a.file, with_tokens=True)
+        gold, pred, tokens = read_prediction_conll(a.file, encoding=a.encoding, with_tokens=True)
         if a.by is None:
             print(conlleval_report(gold, pred))
             return 0
@@ -49,18 +59,18 @@ def score_main(argv: Sequence[str]) -> int:
     else:
         from ner_zoo.data.writers import read_prediction_jsonl
 
-        gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True)
+        gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True, encoding=a.encoding)
         if a.by is None:
             print(score_spans_report(gold, pred))
             return 0
     from ner_zoo.metrics.report import breakdown_counts
 
-    bucketer = make_bucketer(a.by, a.train, p)
+    bucketer = make_bucketer(a.by, a.train, p, a.encoding)
     write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output)
     return 0
 
 
-def make_bucketer(by: str, train: str | None, parser: argparse.ArgumentParser):
+def make_bucketer(by: str, train: str | None, parser: argparse.ArgumentParser, encoding: str | None = None):
     """The bucketer of ``--by``; ``train_frequency`` counts the words of ``train`` (a file or a corpus name)."""
     from ner_zoo.metrics.report import FrequencyBucketer, LengthBucketer, NestingBucketer
 
@@ -70,31 +80,27 @@ def make_bucketer(by: str, train: str | None, parser: argparse.ArgumentParser):
         return NestingBucketer()
     from collections import Counter
 
-    return FrequencyBucketer(Counter(w for s in training_sentences(train, parser) for w in s.tokens))
+    return FrequencyBucketer(Counter(w for s in training_sentences(train, parser, encoding) for w in s.tokens))
 
 
-def training_sentences(train: str, parser: argparse.ArgumentParser) -> list:
+def training_sentences(train: str, parser: argparse.ArgumentParser, encoding: str | None = None) -> list:
     """Sentences of a CoNLL / JSONL training file, or of the ``train`` split of a corpus named ``train``."""
     from ner_zoo.data import readers
 
     path = Path(train)
     if path.exists():
-        return readers.read_nested_json(path) if path.suffix in (".jsonl", ".json") else readers.read_conll(path)
+        read = readers.read_nested_json if path.suffix in (".jsonl", ".json") else readers.read_conll
+        return read(path, encoding=encoding)
     return list(corpus_class(train, parser)().sentences("train"))
 
 
 def write_breakdown(counts, by: str, output: Path | None) -> None:
-    """Print the breakdown table; with ``output``, also write it as ``breakdown_<by>.md`` and ``.json``."""
+    """Print the breakdown table; with ``output``, also write it as ``breakdown_<by>.md`` and ``.json`` (checked
+    beforehand with :func:`~ner_zoo.io.check_output`)."""
     import json
 
     from ner_zoo.metrics.report import breakdown_json, breakdown_markdown
-    from ner_zoo.io import atomic_write
 
-    from ner_zoo.errors import NerZooError
-
-    for target in [] if output is None else [output / f"breakdown_{by}.{ext}" for ext in ("md", "json")]:
-        if target.exists():
-            raise NerZooError(f"{target} exists; choose another --output folder (nothing is overwritten)")
     table = breakdown_markdown(counts, by)
     print(table, end="")
     if output is not None:
@@ -105,12 +111,12 @@ def write_breakdown(counts, by: str, output: Path | None) -> None:
             json.dump(breakdown_json(counts), f, indent=1)
 
 
-def _parse_files(items: Sequence[str]) -> dict[str, Path]:
+def _parse_files(items: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, Path]:
     out = {}
     for item in items:
         split, sep, path = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--files takes SPLIT=PATH items, got {item!r}")
+        if not sep or not split or not path:
+            parser.error(f"--files takes SPLIT=PATH items (e.g. train=data/train.conll), got {item!r}")
         out[split] = Path(path)
     return out
 
@@ -130,28 +136,34 @@ def corpus_class(name: str, parser: argparse.ArgumentParser) -> type:
 
 def data_main(argv: Sequence[str]) -> int:
     """``ner-zoo data stats CORPUS`` or ``ner-zoo data stats --files train=F dev=F --format conll``."""
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo data", description=data_main.__doc__)
+    p = ArgumentParser(prog="ner-zoo data", description=data_main.__doc__)
     sub = p.add_subparsers(dest="command", required=True)
-    st = sub.add_parser("stats", help="per-split sentence, token and entity counts", allow_abbrev=False)
+    st = sub.add_parser("stats", help="per-split sentence, token and entity counts")
     st.add_argument("corpus", nargs="?", help="a corpus name (e.g. conll2003, genia) read from $NER_ZOO_DATA")
     st.add_argument("--data_dir", help="the corpus folder (default: $NER_ZOO_DATA/<corpus>)")
     st.add_argument("--files", nargs="+", default=[], help="SPLIT=PATH items for a generic corpus")
     st.add_argument("--format", default="conll", choices=["conll", "json", "ptb"], help="format of --files")
+    add_encoding(st)
     a = p.parse_args(argv)
     from ner_zoo.data.stats import corpus_stats, format_stats
 
     if a.corpus:
-        from ner_zoo.data.corpora import CORPORA
+        if a.files:
+            st.error("give a corpus name or --files, not both")
+        from ner_zoo.data.corpora import ColumnDataModule
 
-        dm = corpus_class(a.corpus, st)(data_dir=a.data_dir)
+        cls = corpus_class(a.corpus, st)
+        if a.encoding and not issubclass(cls, ColumnDataModule):
+            st.error(f"--encoding applies to --files and to CoNLL-column corpora, not to {cls.__name__}")
+        dm = cls(data_dir=a.data_dir, **({"encoding": a.encoding} if a.encoding else {}))
         splits = {s: dm.sentences(s) for s in ("train", "dev", "test")}
     elif a.files:
         from ner_zoo.data import readers
 
         read = {"conll": readers.read_conll, "json": readers.read_nested_json, "ptb": readers.read_ptb}[a.format]
-        splits = {split: read(path) for split, path in _parse_files(a.files).items()}
+        splits = {split: read(path, encoding=a.encoding) for split, path in _parse_files(a.files, st).items()}
     else:
-        raise SystemExit("give a corpus name or --files SPLIT=PATH ...")
+        st.error("give a corpus name (e.g. conll2003) or --files SPLIT=PATH ...")
     print(format_stats(corpus_stats(splits)))
     return 0
 
@@ -159,4 +171,4 @@ def data_main(argv: Sequence[str]) -> int:
 def compare_main(argv: Sequence[str]) -> int:
     from ner_zoo.results.compare import compare_main as run
 
-    return run(argv)
+    return run(argv, parser_class=ArgumentParser)

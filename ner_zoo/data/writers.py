@@ -115,23 +115,27 @@ def _spans(value: object, n: int, where: str, key: str) -> list[Span]:
         raise DataFormatError(f"{key!r} must be a list of [start, end, label]", where)
     out = []
     for item in value:
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], int) and isinstance(item[1], int)
-                and isinstance(item[2], str)):
-            raise DataFormatError(f"{key!r} item {item!r} is not [start, end, label]", where)
+        if not (isinstance(item, list) and len(item) == 3 and type(item[0]) is int and type(item[1]) is int
+                and isinstance(item[2], str)):  # `type is int`: a JSON true/false is not an offset
+            raise DataFormatError(f"{key!r} item {item!r} is not [start, end, label] (two integers and a label)",
+                                  where)
+        if not item[2].strip():
+            raise DataFormatError(f"{key!r} item {item!r} has an empty label", where)
         if not 0 <= item[0] < item[1] <= n:
             raise DataFormatError(f"{key!r} item {item!r} is out of range for {n} tokens", where)
         out.append(Span(item[0], item[1], item[2]))
     return out
 
 
-def read_prediction_jsonl(path: str | os.PathLike[str], with_tokens: bool = False) -> tuple[list, ...]:
+def read_prediction_jsonl(path: str | os.PathLike[str], with_tokens: bool = False, encoding: str | None = None
+                          ) -> tuple[list, ...]:
     """Read a :func:`write_jsonl` file back as ``(gold_spans_per_sentence, predicted_spans_per_sentence)``
     (and the tokens per sentence as a third item, ``with_tokens``).
 
     Raises:
         DataFormatError: naming file and line for invalid JSON, a missing key or a malformed span.
     """
-    text, _ = read_text(path)
+    text, _ = read_text(path, encoding)
     gold: list[list[Span]] = []
     pred: list[list[Span]] = []
     tokens: list[list[str]] = []

@@ -13,6 +13,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import re
 import statistics
 import sys
@@ -60,6 +61,10 @@ def load_records(paths: Iterable[str | Path]) -> list[dict]:
                 continue
             if isinstance(rec.get("test"), dict) and rec["test"]:
                 rec["_path"] = str(f)
+                problem = record_problem(rec)
+                if problem:
+                    warnings.warn(f"{f}: skipped, {problem}", stacklevel=2)
+                    continue
                 records.append(rec)
     return apply_record_notes(records)
 
@@ -76,6 +81,25 @@ def apply_record_notes(records: list[dict], notes: list[dict] | None = None) -> 
                 if note.get("data_split"):
                     rec["_data_split"] = note["data_split"]
     return records
+
+
+def record_problem(rec: dict) -> str | None:
+    """Why ``rec`` cannot be a row, or None: a score that is not a finite number, an untrained run, or any field
+    that the tables cannot read (each table is built from the record alone, so the culprit is this file)."""
+    for key, value in rec["test"].items():
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+            if key in ("f1", "precision", "recall") or key.startswith(("f1", "len")):
+                return f"test score {key!r} is not a number ({value!r})"
+    protocol = rec.get("protocol")
+    if isinstance(protocol, dict) and (protocol.get("steps") == 0 or protocol.get("max_epochs") == 0):
+        return "the run trained nothing (0 steps): its scores are of an untrained model"
+    try:
+        from ner_zoo.results.paired import paired_rows
+
+        table_rows([rec]), gain_rows([rec]), length_rows([rec]), partial_markdown([rec]), paired_rows([rec], 1)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+        return f"a field has an unexpected type or value ({type(e).__name__}: {str(e)[:120]})"
+    return None
 
 
 def notes_markdown(records: list[dict], notes: list[dict] | None = None) -> str:
@@ -414,18 +438,31 @@ def _forest(rows: list[dict], path: Path) -> bool:
     return draw_forest(rows, path)
 
 
-def compare_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo compare", description=__doc__)
+def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> int:
+    """``ner-zoo compare``; ``parser_class`` is the CLI's (its errors are one ``ner-zoo: error:`` line)."""
+    from ner_zoo.io import atomic_write, check_output, is_stream
+
+    p = parser_class(prog="ner-zoo compare", description=__doc__, allow_abbrev=False)
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
-    p.add_argument("--output", type=Path)
+    p.add_argument("--output", help="write the markdown report (or the CSV) to this file instead of stdout")
     p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
     p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
                    "(offline without an API key; see docs/wandb.md)")
     a = p.parse_args(argv)
+    if a.min_seeds < 1:
+        p.error(f"argument --min-seeds: expected a positive integer, got {a.min_seeds}")
     from ner_zoo.results.paired import paired_markdown, paired_rows, public
 
+    figure = None  # the forest plot beside a markdown report written to a file
+    if a.output and a.format == "markdown" and not is_stream(a.output):
+        figure = Path(a.output).with_name(Path(a.output).stem + "_forest.svg")
+    if a.output:  # never over a record it reads
+        read = [f for p in map(Path, a.paths) for f in (sorted(p.rglob("results.json")) if p.is_dir() else [p])]
+        for target in filter(None, (a.output, figure)):
+            check_output(target, read, a.overwrite)
     records = load_records(a.paths)
     rows = table_rows(records)
     if a.only_runs:
@@ -442,8 +479,7 @@ def compare_main(argv: Sequence[str]) -> int:
         print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length, runs",
               file=sys.stderr)
     if a.output and a.format == "markdown":
-        figure = a.output.with_name(a.output.stem + "_forest.svg")
-        if paired and _forest(paired_table, figure):
+        if paired and figure is not None and _forest(paired_table, figure):
             paired += (f"\n\n![Forest plot: each row's mean difference and 95 % CI against the paper's gain]"
                        f"({figure.name})\n\n`{figure.name}`: the rows above with a CI, grouped by paper (drawn by "
                        "`ner-zoo compare` beside its `--output`).")
@@ -451,8 +487,9 @@ def compare_main(argv: Sequence[str]) -> int:
                              partial_markdown(records), notes_markdown(records)) if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
                 + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
-        from ner_zoo.io import atomic_write
-
+        with atomic_write(a.output) as f:
+            f.write(text + "\n")
+    elif a.output:
         with atomic_write(a.output) as f:
             f.write(text + "\n")
     else:

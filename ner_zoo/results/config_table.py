@@ -107,7 +107,10 @@ def main(argv=None) -> None:
         return
     text = a.output.read_text(encoding="utf-8")
     start = text.index("| config | model |")  # the page's text above the table is kept
-    a.output.write_text(text[:start] + table + "\n", encoding="utf-8")
+    from ner_zoo.io import atomic_write
+
+    with atomic_write(a.output) as f:  # replacing the table in this page is what --output asks for
+        f.write(text[:start] + table + "\n")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,9 @@ def draw_forest(rows: list[dict], path: Path) -> bool:
                       "● our mean, line: its 95 % paired-t CI over seeds;  ◇ the paper's gain")
         ax.grid(axis="x", color="0.9")
         fig.tight_layout()
-        fig.savefig(path, format="svg", metadata={"Date": None, "Creator": None})
+        from ner_zoo.io import atomic_write
+
+        with atomic_write(path) as f:  # never half a figure
+            fig.savefig(f, format="svg", metadata={"Date": None, "Creator": None})
         plt.close(fig)
     return True

@@ -256,7 +256,9 @@ class NERModule(pl.LightningModule):
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         loss = self.compute_loss(batch)
         if not torch.isfinite(loss):
-            raise FloatingPointError(
+            from ner_zoo.errors import TrainingDiverged
+
+            raise TrainingDiverged(
                 f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); lower the "
                 "learning rate, enable gradient clipping (trainer.gradient_clip_val) or use 32-true precision"
             )

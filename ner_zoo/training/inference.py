@@ -20,7 +20,7 @@ from ner_zoo.data import predicted
 from ner_zoo.data.batching import IndexedDataset
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import spans_to_tags
-from ner_zoo.errors import CheckpointError
+from ner_zoo.errors import CheckpointError, NerZooError
 
 
 def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
@@ -56,6 +56,10 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which this ner-zoo does not have") from None
+    from ner_zoo.training.base import NERModule
+
+    if not (isinstance(cls, type) and issubclass(cls, NERModule)):
+        raise CheckpointError(f"{ckpt_path} names class {class_path!r}, which is not a ner-zoo model")
     source = ckpt_path
     hparams = ckpt.get("hyper_parameters")
     if isinstance(hparams, dict) and hasattr(cls, "migrate_hparams") and cls.migrate_hparams(hparams) != hparams:
@@ -67,6 +71,23 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
         return cls.load_from_checkpoint(source, map_location=map_location, weights_only=weights_only)
     except CheckpointError as e:
         raise CheckpointError(str(e).replace("the checkpoint", str(ckpt_path), 1)) from None
+    except NerZooError:  # a missing encoder, a resource: its own message
+        raise
+    except Exception as e:  # corrupted zip blocks (read lazily), weights that do not fit the recorded class
+        raise CheckpointError(f"{ckpt_path}: cannot rebuild {name} from this checkpoint ({unreadable_reason(e)})"
+                              ) from None
+
+
+def unreadable_reason(e: BaseException) -> str:
+    """A short reason for a checkpoint that does not load: torch's first line, or the keys that do not fit."""
+    text = str(e).strip()
+    if "Error(s) in loading state_dict" in text:
+        return ("its weights do not fit the recorded model class (missing or unexpected keys): the class was "
+                "changed or the file corrupted")
+    first = text.splitlines()[0] if text else type(e).__name__
+    if "PytorchStreamReader" in first or "zip" in first.lower():
+        return f"corrupted archive: {first[:200]}"
+    return f"{type(e).__name__}: {first[:200]}"
 
 
 def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",
@@ -79,6 +100,10 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
     trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
                          enable_progress_bar=False, enable_model_summary=False)
     records = [r for batch in trainer.predict(model, loader) for r in batch]
+    if getattr(trainer, "received_sigterm", False):  # Lightning's handler noted a SIGTERM during the loop
+        from ner_zoo.errors import Interrupted
+
+        raise Interrupted("SIGTERM")
     records.sort(key=lambda r: r["index"])
     return [r["prediction"] for r in records]
 

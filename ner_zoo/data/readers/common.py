@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -54,6 +55,13 @@ class SentenceList(list):
         self.notes = dict(notes or {})
 
 
+#: the option that sets the encoding in the command in use, named in the messages; commands with their own
+#: ``--encoding`` option (predict, score, data stats) set it
+ENCODING_OPTION = "--data.init_args.encoding"
+#: a valid multi-byte UTF-8 character (a file holding one and a non-UTF-8 byte has mixed encodings)
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of ``path``, read once (so a pipe or ``/dev/stdin`` works); a missing path or a folder is a
     :class:`DataFormatError`."""
@@ -87,17 +95,31 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: b
         try:
             text, used = data.decode("utf-8-sig"), "utf-8"
         except UnicodeDecodeError as e:
+            bad = data.count(b"\n", 0, e.start) + 1
+            utf8 = _UTF8_MULTIBYTE.search(data)
+            if utf8 is not None:  # one encoding per file: never decode the UTF-8 part as Latin-1 (mojibake)
+                good = data.count(b"\n", 0, utf8.start()) + 1
+                raise DataFormatError(
+                    f"mixed encodings: byte {data[e.start]:#04x} is not UTF-8, but line {good} holds UTF-8 "
+                    f"({utf8.group().decode('utf-8')!r})", path, bad,
+                    f"convert the file to UTF-8, or pass {ENCODING_OPTION} latin-1 to read every byte as Latin-1"
+                ) from None
             text, used = data.decode("latin-1"), "latin-1"
-            line = data.count(b"\n", 0, e.start) + 1
-            warnings.warn(f"{path}:{line}: byte {data[e.start]:#04x} is not UTF-8; the whole file is read as "
-                          "Latin-1 (set the encoding to utf-8, e.g. --data.init_args.encoding utf-8, to make this an error)", UnicodeWarning, stacklevel=2)
+            warnings.warn(f"{path}:{bad}: byte {data[e.start]:#04x} is not UTF-8; the whole file is read as "
+                          f"Latin-1 (pass {ENCODING_OPTION} utf-8 to make this an error)", UnicodeWarning,
+                          stacklevel=2)
     else:
         try:
             text, used = data.decode(encoding), encoding
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
             raise DataFormatError(f"cannot decode byte {data[e.start]:#04x} as {encoding}", path, line,
-                                  "leave the encoding unset to fall back to Latin-1") from None
+                                  f"pass {ENCODING_OPTION} latin-1 to read every byte as Latin-1") from None
+        except LookupError:
+            raise DataFormatError(f"unknown encoding {encoding!r}", path,
+                                  hint=f"{ENCODING_OPTION} takes a Python codec name, e.g. utf-8 or latin-1") from None
+        if text.startswith("\ufeff"):
+            text = text[1:]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, used

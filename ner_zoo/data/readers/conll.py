@@ -10,6 +10,7 @@ models that emit tags need to know it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -17,6 +18,26 @@ from ner_zoo.data.readers.common import SentenceList, gc_paused, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import OUTSIDE, TagScheme, detect_scheme, split_tag, tags_to_spans
 from ner_zoo.errors import DataFormatError
+
+
+#: a tab between two fields of a line (a leading or trailing tab does not make a file tab-separated)
+_TAB_BETWEEN = re.compile(r"[^\s][^\S\n]*\t[^\S\n]*[^\s]")
+
+
+def split_fields(line: str, delimiter: str | None) -> list[str] | None:
+    """The columns of one line, or None for a blank line: the one place where whitespace is normalised.
+
+    Whitespace at either end (spaces, tabs, other Unicode spaces) is dropped; with no ``delimiter`` the columns
+    are separated by runs of ASCII spaces (a no-break space inside a token stays part of it), else by
+    ``delimiter``, each field stripped.
+    """
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if delimiter is None:
+        parts = stripped.split(" ")
+        return [p for p in parts if p] if "" in parts else parts
+    return [p.strip() for p in stripped.split(delimiter)]
 
 
 def _blocks(text: str, path: object, delimiter: str | None, doc_separator, strict_columns: bool,
@@ -28,7 +49,7 @@ def _blocks(text: str, path: object, delimiter: str | None, doc_separator, stric
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
-    if delimiter is None and "\t" in text:
+    if delimiter is None and "\t" in text and _TAB_BETWEEN.search(text):
         delimiter = "\t"
     ncol = first_ncol_line = 0
     rows: list[list[str]] = []
@@ -36,13 +57,7 @@ def _blocks(text: str, path: object, delimiter: str | None, doc_separator, stric
     prev_blank = seen = False
     pending_empty = 0  # line of a second consecutive blank line, raised if more content follows
     for lineno, line in enumerate(lines, 1):
-        if delimiter is None:  # runs of spaces
-            parts = line.split(" ")
-            if "" in parts:
-                parts = [p for p in parts if p]
-        else:
-            stripped = line.strip()
-            parts = stripped.split(delimiter) if stripped else None
+        parts = split_fields(line, delimiter)
         if not parts:
             if rows:
                 yield start, rows
@@ -68,7 +83,7 @@ def _blocks(text: str, path: object, delimiter: str | None, doc_separator, stric
                 ncol, first_ncol_line = len(parts), lineno
             elif strict_columns:
                 raise DataFormatError(f"line has {len(parts)} columns, expected {ncol} as on line "
-                                      f"{first_ncol_line}", path, lineno,
+                                      f"{first_ncol_line}: {line!r}", path, lineno,
                                       "columns are tab-separated if the file contains a tab, else space-separated")
         rows.append(parts)
     if rows:

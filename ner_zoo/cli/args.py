@@ -1,0 +1,84 @@
+"""Command-line pieces shared by the non-LightningCLI commands (``predict --ckpt_path``, ``score``, ``data``,
+``compare``): an argument parser whose errors are the one ``ner-zoo: error:`` line, and option types checked
+at the edge (before any file is read or model loaded)."""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import math
+
+from ner_zoo.errors import UsageError
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse`` whose errors raise :class:`UsageError` (one ``ner-zoo: error:`` line, exit 2) instead of
+    printing the usage; ``--help`` still shows it."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (a batch size, a count)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def encoding(text: str) -> str:
+    """A Python codec name (``utf-8``, ``latin-1``, ``cp1252`` ...)."""
+    try:
+        return codecs.lookup(text).name
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"unknown encoding {text!r} (a Python codec name, e.g. utf-8, latin-1, "
+                                         "cp1252)") from None
+
+
+def add_encoding(parser: argparse.ArgumentParser) -> None:
+    """``--encoding`` for a command that reads text files; the readers' messages then name it."""
+    parser.add_argument("--encoding", type=encoding, default=None,
+                        help="encoding of the input files (default: UTF-8, a BOM or UTF-16 mark honoured; a file "
+                             "that is not UTF-8 is read as Latin-1 with a warning; mixed encodings are an error)")
+    from ner_zoo.data.readers import common
+
+    common.ENCODING_OPTION = "--encoding"
+
+
+def add_overwrite(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing output file (by default nothing is replaced)")
+
+
+#: Lightning's precision values
+PRECISIONS = ("32-true", "32", "16-mixed", "16", "bf16-mixed", "bf16", "16-true", "bf16-true", "64-true", "64",
+              "transformer-engine", "transformer-engine-float16")
+ACCELERATORS = ("auto", "cpu", "gpu", "cuda", "mps")
+
+
+def check_accelerator(name: str) -> None:
+    """Refuse an accelerator this machine does not have, before the model is loaded."""
+    import torch
+
+    if name in ("gpu", "cuda") and not torch.cuda.is_available():
+        raise UsageError(f"--accelerator {name}: no CUDA GPU is available here (use --accelerator cpu or auto)")
+    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise UsageError("--accelerator mps: MPS is not available here (use --accelerator cpu or auto)")

@@ -1,0 +1,192 @@
+"""Config values checked at the edge: after parsing, before any class is built or data read.
+
+jsonargparse checks the declared types (``int``, ``float``, ``str``), but not their ranges: ``batch_size 0``,
+``lr .nan`` or ``max_epochs -5`` used to surface as a traceback from inside torch or Lightning, minutes later.
+Each rule here is a key (a dotted suffix of the config path), what it must be, and why; a violation is one
+:class:`~ner_zoo.errors.ConfigError` line naming the key and where it was set (``file:line`` or the command
+line). Duplicate keys in a YAML file (which YAML resolves silently to the last value) are refused here too.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import yaml
+
+from ner_zoo.errors import ConfigError
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def positive_int(v: Any) -> str | None:
+    return None if _int(v) and v >= 1 else "must be a positive integer"
+
+
+def optional_positive_int(v: Any) -> str | None:
+    return None if v is None else positive_int(v)
+
+
+def non_negative_int(v: Any) -> str | None:
+    return None if _int(v) and v >= 0 else "must be an integer >= 0"
+
+
+def finite_non_negative(v: Any) -> str | None:
+    return None if _num(v) and v >= 0 else "must be a finite number >= 0"
+
+
+def non_negative_finite(v: Any) -> str | None:
+    return None if v is None or (_num(v) and v >= 0) else "must be a finite number >= 0"
+
+
+def probability(v: Any) -> str | None:
+    return None if _num(v) and 0 <= v < 1 else "must be a number in [0, 1)"
+
+
+def epochs(v: Any) -> str | None:  # Lightning: None (default), -1 (no limit) or a count
+    return None if v is None or (_int(v) and v >= -1) else "must be a non-negative integer, or -1 for no limit"
+
+
+def tag_scheme(v: Any) -> str | None:
+    from ner_zoo.data.tagging import TagScheme
+
+    try:
+        TagScheme.parse(str(v))
+    except ValueError as e:
+        return str(e).replace(f"unknown tag scheme {v!r}; ", "is not a known tag scheme; ")
+    return None
+
+
+#: (dotted key suffix, check); the first rule whose suffix matches a key applies
+RULES: list[tuple[str, Callable[[Any], str | None]]] = [
+    ("data.init_args.batch_size", positive_int),
+    ("data.init_args.eval_batch_size", positive_int),
+    ("data.init_args.batch_tokens", optional_positive_int),
+    ("data.init_args.max_sentences", optional_positive_int),
+    ("data.init_args.max_train_length", optional_positive_int),
+    ("data.init_args.num_workers", non_negative_int),
+    ("data.init_args.min_freq", non_negative_int),
+    ("data.init_args.dev_fraction", probability),
+    ("data.init_args.tag_scheme", tag_scheme),
+    ("optimizer.init_args.lr", finite_non_negative),
+    ("optimizer.init_args.weight_decay", non_negative_finite),
+    ("trainer.max_epochs", epochs),
+    ("trainer.min_epochs", epochs),
+    ("trainer.max_steps", epochs),
+    ("trainer.gradient_clip_val", non_negative_finite),
+    ("trainer.accumulate_grad_batches", positive_int),
+]
+
+
+def _walk(value: Any, path: str = ""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _walk(v, f"{path}.{k}" if path else str(k))
+    else:
+        yield path, value
+
+
+def check_config(config: dict, subcommand: str | None, where: Callable[[str], str]) -> None:
+    """Raise a one-line :class:`ConfigError` for the first value in ``config`` (a plain dict of one subcommand)
+    that breaks a rule; ``where(key)`` says where the key was set."""
+    for key, value in _walk(config):
+        for suffix, rule in RULES:
+            if key == suffix or key.endswith("." + suffix):
+                problem = rule(value)
+                if problem:
+                    place = where(key)
+                    shown = f"--{key}" if place == "command line" else key
+                    raise ConfigError(f"{place}: {shown} {problem}, got {value!r}")
+                break
+    trainer = config.get("trainer") or {}
+    if subcommand == "fit":
+        for key in ("max_epochs", "max_steps"):
+            if trainer.get(key) == 0:
+                place = where(f"trainer.{key}")
+                shown = f"--trainer.{key}" if place == "command line" else f"trainer.{key}"
+                raise ConfigError(f"{place}: {shown} 0 trains nothing; fit needs at least "
+                                  "one epoch (to test a checkpoint use `ner-zoo test --ckpt_path`)")
+    accelerator = str(trainer.get("accelerator") or "auto")
+    if accelerator in ("gpu", "cuda", "mps"):
+        from ner_zoo.cli.args import check_accelerator
+        from ner_zoo.errors import UsageError
+
+        try:
+            check_accelerator(accelerator)
+        except UsageError as e:
+            raise ConfigError(f"{where('trainer.accelerator')}: trainer.accelerator {accelerator}: "
+                              f"{str(e).split(': ', 1)[1]}") from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key repeated in one mapping (plain YAML keeps the last value silently)."""
+
+
+def _mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise ConfigError(f"{loader.name}:{key_node.start_mark.line + 1}: key {key!r} is repeated (first on line "
+                              f"{seen[key]}); YAML would keep only the last value")
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def _load_unique(text: str, name: str) -> object:
+    """The YAML document ``text``, refusing a repeated key (``name`` names the source in the message); None for
+    text that is not valid YAML (``config_errors.yaml_syntax_line`` names that)."""
+    loader = _UniqueKeyLoader(text)
+    loader.name = name
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
+
+def check_yaml_files(files: Sequence[str]) -> None:
+    """Each ``--config`` file exists, is not a folder, and has no repeated key (nested files included, when a
+    value names one); one :class:`ConfigError` line otherwise."""
+    seen: set[Path] = set()
+    todo = list(files)
+    while todo:
+        f = todo.pop(0)
+        path = Path(f)
+        inline = not path.exists() and (f.lstrip().startswith(("{", "[")) or "\n" in f or ": " in f)
+        if inline:  # jsonargparse also takes the config itself as the value: check its keys, nothing to open
+            _load_unique(f, "--config")
+            continue
+        if not path.exists():
+            raise ConfigError(f"{f}: config file not found")
+        if path.is_dir():
+            raise ConfigError(f"{f}: is a directory, expected a YAML config file")
+        real = path.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{f}: cannot read the config file ({e})") from None
+        data = _load_unique(text, str(f))
+        for key, value in _walk(data) if isinstance(data, dict) else ():
+            if isinstance(value, str) and value.endswith((".yaml", ".yml")):  # a nested config file
+                nested = (path.parent / value) if not Path(value).is_absolute() else Path(value)
+                if nested.resolve() == real:
+                    raise ConfigError(f"{f}: {key}: the config file includes itself")
+                if key in ("config", "model", "data", "trainer") or key.endswith((".config", "init_args")):
+                    if not nested.exists() and not Path(value).exists():
+                        raise ConfigError(f"{f}: {key}: config file {value!r} not found")
+                    todo.append(str(nested if nested.exists() else value))

@@ -1,0 +1,259 @@
+"""Invariants of the CLI, checked by a generator rather than a list (issue 30): hypothesis mutates valid inputs
+and options (bytes, whitespace, encodings, tag spellings, config values, output paths that alias an input) and
+runs ``ner-zoo`` in-process on each. Whatever the input:
+
+* the exit status is 0 or 2, and no traceback is printed (without ``--debug``);
+* on status 2 the last line of stderr is the one ``ner-zoo: error:`` line, naming a file or an option;
+* no input file is changed (nor the checkpoint);
+* ``predict`` that succeeds writes as many sentences as it read.
+
+The default (fast) run is part of ``make test``; ``-m slow`` runs the same properties on many more examples
+(hypothesis profiles ``cli-fast`` and ``cli-slow``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from test_robustness import TRAIN, fitted, ner_zoo  # noqa: F401  (fixture)
+
+settings.register_profile("cli-fast", max_examples=12, deadline=None, database=None, derandomize=True,
+                          suppress_health_check=list(HealthCheck))
+settings.register_profile("cli-slow", max_examples=150, deadline=None, database=None, derandomize=True,
+                          suppress_health_check=list(HealthCheck))
+FAST, SLOW = settings.get_profile("cli-fast"), settings.get_profile("cli-slow")
+
+SPACES = [" ", "\t", "\u00a0", "\u3000", "\u2009", "  ", "\t\t"]
+TAG_SPELLINGS = ["b-ORG", "B-org", "0", "M-PER", "I-ORG", "E-MISC", "S-PER", "B-", "O-", "U-PER", "L-PER", "b-org"]
+
+
+@st.composite
+def conll_bytes(draw, columns: int = 2) -> bytes:
+    """The review's base file ``T`` (``columns`` = 2: token tag; 3: token gold predicted), mutated."""
+    lines = [ln if not ln or columns == 2 else f"{ln} {ln.split()[-1]}" for ln in TRAIN.split("\n")]
+    for _ in range(draw(st.integers(0, 4))):
+        i = draw(st.integers(0, len(lines) - 1))
+        kind = draw(st.sampled_from(["trailing", "leading", "tabs", "tag", "blank", "delete", "duplicate",
+                                     "docstart", "token"]))
+        if kind == "trailing":
+            lines[i] += draw(st.sampled_from(SPACES))
+        elif kind == "leading":
+            lines[i] = draw(st.sampled_from(SPACES)) + lines[i]
+        elif kind == "tabs":
+            lines = [ln.replace(" ", "\t") for ln in lines]
+        elif kind == "tag" and lines[i].split():
+            lines[i] = " ".join(lines[i].split()[:-1] + [draw(st.sampled_from(TAG_SPELLINGS))])
+        elif kind == "blank":
+            lines.insert(i, draw(st.sampled_from(["", " ", "\t"])))
+        elif kind == "delete" and len(lines) > 1:
+            del lines[i]
+        elif kind == "duplicate":
+            lines.insert(i, lines[i])
+        elif kind == "docstart":
+            lines.insert(i, "-DOCSTART- O" + (" O" if columns == 3 else ""))
+        elif kind == "token" and lines[i].split():
+            lines[i] = draw(st.sampled_from(["José", "Müller", "“Hello”", "a\u00a0b", "x\x00y", "🙂"])) + \
+                lines[i][lines[i].index(" "):] if " " in lines[i] else lines[i]
+    text = draw(st.sampled_from(["\n", "\r\n"])).join(lines)
+    encoding = draw(st.sampled_from(["utf-8", "utf-8", "utf-8-sig", "latin-1", "utf-16", "cp1252"]))
+    data = text.encode(encoding, errors="replace")
+    if draw(st.booleans()) and draw(st.booleans()):  # random bytes somewhere
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.binary(min_size=1, max_size=4)) + data[at:]
+    return data
+
+
+def digest(paths) -> dict:
+    return {str(p): hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths if Path(p).is_file()}
+
+
+def check(rc: int, err: str, folder: Path) -> None:
+    assert rc in (0, 2), err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    if rc == 2:
+        last = err.strip().splitlines()[-1]
+        assert last.startswith("ner-zoo: error: "), err[-3000:]
+        assert str(folder) in last or "--" in last or "ner-zoo" in last[len("ner-zoo: error: "):], last
+
+
+def _stats(capsys, data: bytes, encoding: str | None) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        f = folder / "train.conll"
+        f.write_bytes(data)
+        before = digest([f])
+        rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={f}",
+                             *(["--encoding", encoding] if encoding else []))
+        check(rc, err, folder)
+        assert digest([f]) == before
+    finally:
+        shutil.rmtree(folder)
+
+
+@FAST
+@given(data=conll_bytes(), encoding=st.sampled_from([None, None, "utf-8", "latin-1", "bogus"]))
+def test_data_stats_invariants(capsys, data, encoding):
+    _stats(capsys, data, encoding)
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=conll_bytes(), encoding=st.sampled_from([None, None, "utf-8", "latin-1", "bogus"]))
+def test_data_stats_invariants_long(capsys, data, encoding):
+    _stats(capsys, data, encoding)
+
+
+def _score(capsys, data: bytes, by: str | None, output: str) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        f = folder / "pred.conll"
+        f.write_bytes(data)
+        args = ["score", str(f)] + (["--by", by] if by else [])
+        if output == "existing" and by:
+            (folder / f"breakdown_{by}.md").write_text("mine\n")
+        if output != "none":
+            args += ["--output", str(folder)]
+        inputs = [f] + list(folder.glob("breakdown_*"))
+        before = digest(inputs)
+        rc, _, err = ner_zoo(capsys, *args)
+        check(rc, err, folder)
+        assert digest(inputs) == before
+    finally:
+        shutil.rmtree(folder)
+
+
+@FAST
+@given(data=conll_bytes(columns=3), by=st.sampled_from([None, "length", "nesting"]),
+       output=st.sampled_from(["none", "new", "existing"]))
+def test_score_invariants(capsys, data, by, output):
+    _score(capsys, data, by, output)
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=conll_bytes(columns=3), by=st.sampled_from([None, "length", "nesting"]),
+       output=st.sampled_from(["none", "new", "existing"]))
+def test_score_invariants_long(capsys, data, by, output):
+    _score(capsys, data, by, output)
+
+
+OUTPUTS = ["new", "existing", "existing+overwrite", "input", "hardlink", "symlink", "loop", "folder", "ckpt",
+           "devnull"]
+
+
+def _output_path(kind: str, folder: Path, inp: Path, ckpt: Path) -> tuple[Path, list[str]]:
+    out = folder / "out.conll"
+    if kind.startswith("existing"):
+        out.write_text("mine\n")
+        return out, ["--overwrite"] if kind.endswith("overwrite") else []
+    if kind == "input":
+        return inp, []
+    if kind == "hardlink":
+        os.link(inp, out)
+    elif kind == "symlink":
+        out.symlink_to(inp)
+    elif kind == "loop":
+        (folder / "loopB").symlink_to(out)
+        out.symlink_to(folder / "loopB")
+    elif kind == "folder":
+        return folder, []
+    elif kind == "ckpt":
+        return ckpt, ["--overwrite"]
+    elif kind == "devnull":
+        return Path("/dev/null"), []
+    return out, []
+
+
+def _predict(capsys, ckpt: Path, data: bytes, suffix: str, output: str, option: list[str]) -> None:
+    from ner_zoo.cli.predict import read_input
+
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        inp = folder / f"in{suffix}"
+        inp.write_bytes(data)
+        out, extra = _output_path(output, folder, inp, ckpt)
+        before = digest([inp, ckpt])
+        rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--output", out,
+                             "--accelerator", "cpu", *extra, *option)
+        check(rc, err, folder)
+        assert digest([inp, ckpt]) == before
+        if rc == 0 and output in ("new", "existing+overwrite"):
+            fmt = option[1] if option[:1] == ["--input_format"] else "auto"
+            encoding = option[1] if option[:1] == ["--encoding"] else None
+            n_in = len(read_input(inp, fmt, encoding)[0])
+            text = out.read_text(encoding="utf-8")
+            jsonl = "jsonl" in option or text.startswith("{")
+            n_out = len(text.splitlines()) if jsonl else sum(1 for b in text.split("\n\n") if b.strip())
+            assert n_in == n_out, (n_in, n_out)
+        assert not list(folder.rglob("*.tmp"))
+    finally:
+        shutil.rmtree(folder)
+
+
+PREDICT_OPTIONS = st.sampled_from([[], [], ["--batch_size", "1"], ["--batch_size", "0"], ["--batch_size", "x"],
+                                   ["--precision", "bogus"], ["--input_format", "text"], ["--encoding", "latin-1"],
+                                   ["--output_format", "jsonl"]])
+
+
+@FAST
+@given(data=conll_bytes(), suffix=st.sampled_from([".conll", ".txt", ""]), output=st.sampled_from(OUTPUTS),
+       option=PREDICT_OPTIONS)
+def test_predict_invariants(fitted, capsys, data, suffix, output, option):
+    _predict(capsys, fitted[1], data, suffix, output, option)
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=conll_bytes(), suffix=st.sampled_from([".conll", ".txt", ""]), output=st.sampled_from(OUTPUTS),
+       option=PREDICT_OPTIONS)
+def test_predict_invariants_long(fitted, capsys, data, suffix, output, option):
+    _predict(capsys, fitted[1], data, suffix, output, option)
+
+
+BAD_VALUES = {
+    "--data.init_args.batch_size": ["0", "-1", "1.5", "x"],
+    "--data.init_args.eval_batch_size": ["0", "-4"],
+    "--data.init_args.tag_scheme": ["bilou2", "bmes", ""],
+    "--data.init_args.dev_fraction": ["1.5", "-0.1", ".nan"],
+    "--model.init_args.optimizer.init_args.lr": [".nan", "-1", ".inf", "nan"],
+    "--trainer.max_epochs": ["-5", "0", "x"],
+    "--trainer.max_steps": ["-3", "0"],
+    "--trainer.gradient_clip_val": ["-1", ".nan"],
+}
+
+
+def _fit(capsys, cfg: Path, key: str, value: str) -> None:
+    folder = cfg.parent
+    before = digest([cfg])
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, key, value)
+    check(rc, err, folder)
+    assert rc == 2 and digest([cfg]) == before
+    assert not list(folder.rglob("results.json"))  # refused before any work
+
+
+@pytest.fixture(scope="module")
+def fit_config(tmp_path_factory):
+    from test_robustness import config
+
+    return config(tmp_path_factory.mktemp("cfg"))
+
+
+@settings(FAST, max_examples=3)
+@given(key=st.sampled_from(sorted(BAD_VALUES)), data=st.data())
+def test_bad_config_values_invariants(fit_config, capsys, key, data):
+    _fit(capsys, fit_config, key, data.draw(st.sampled_from(BAD_VALUES[key])))
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=30)
+@given(key=st.sampled_from(sorted(BAD_VALUES)), data=st.data())
+def test_bad_config_values_invariants_long(fit_config, capsys, key, data):
+    _fit(capsys, fit_config, key, data.draw(st.sampled_from(BAD_VALUES[key])))
