@@ -68,7 +68,7 @@ def test_fit_with_batch_tokens_through_the_cli_reports_an_overlong_sentence(tmp_
 
     model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"words": {"dim": 8}, "lstm_hidden": 8}}
     data = {**SAMPLE_DATA, "init_args": {"max_sentences": 24, "batch_tokens": 12}}
-    over = r"longer than data.batch_tokens=12 \(longest 16 tokens\); each is a batch of its own"
+    over = r"longer than data.batch_tokens=12 \(longest 17 tokens\); each is a batch of its own"
     with pytest.warns(UserWarning, match=over):
         cli = build(model, data, tmp_path, trainer={"max_epochs": 1, "limit_val_batches": 0}, subcommand="fit")
     sentences = cli.datamodule.train_sentences()

@@ -23,7 +23,7 @@ SGD_MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
                                          "init_args": {"lr": 0.5, "momentum": 0.9}},
                            "lr_scheduler": {"class_path": "ner_zoo.training.InverseTimeDecay",
                                             "init_args": {"decay": 0.5}}}}
-TOL = {"rtol": 1e-6, "atol": 1e-6}
+TOL = {"rtol": 1e-5, "atol": 1e-5}  # float32 rounding of summation order over 12 momentum steps (up to ~3e-6)
 TOL64 = {"rtol": 1e-12, "atol": 1e-12}
 
 

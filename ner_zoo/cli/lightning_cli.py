@@ -4,6 +4,10 @@
 * A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options), and beside it
   :class:`LatestCheckpoint` writes ``last.ckpt`` every epoch and at a Ctrl-C/SIGTERM (resume with
   ``--ckpt_path last``).
+* ``fit`` writes into its own run folder (:mod:`ner_zoo.training.run_folder`): checkpoints, record, file
+  loggers and W&B files; ``--ckpt_path last`` resumes the newest state of the latest run of the config. A
+  W&B logger's ``log_model`` is done by :class:`~ner_zoo.training.wandb_run.WandbModelArtifact` (the best
+  checkpoint once, at the end). A precision the model cannot train in is refused with one line.
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
   offline (nothing hangs without network). Its name is ``<Model>[-<variant>]-<Data>-s<seed>``, its group
   ``<Model>[-<variant>]-<Data>-<recipe hash>`` (the seeds of one recipe), its ``job_type`` the variant, and its
@@ -38,6 +42,7 @@ from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
 from ner_zoo.results.wandb_tables import wandb_has_key
+from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
 
 
 def run_identity(config: dict) -> dict:
@@ -132,7 +137,16 @@ class NERZooCLI(LightningCLI):
         argv = kwargs.get("args")
         argv = sys.argv[1:] if argv is None else argv  # None: LightningCLI reads sys.argv
         self.command = " ".join(["ner-zoo", *map(str, argv)]) if isinstance(argv, (list, tuple)) else None
-        super().__init__(NERModule, NERDataModule, *args, **kwargs)
+        self.fit_run: FitRun | None = None
+        self.log_model: bool | str = False  # a W&B logger's log_model, done by WandbModelArtifact instead
+        before = os.environ.get(RUN_DIR_ENV)  # set for the processes Lightning launches, for this fit only
+        try:
+            super().__init__(NERModule, NERDataModule, *args, **kwargs)
+        finally:
+            if before is None:
+                os.environ.pop(RUN_DIR_ENV, None)
+            else:
+                os.environ[RUN_DIR_ENV] = before
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.link_arguments("data.vocabs", "model.init_args.vocabs", apply_on="instantiate")
@@ -179,19 +193,31 @@ class NERZooCLI(LightningCLI):
         config = self.config[self.subcommand] if self.subcommand else self.config
         plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
         check_config(plain, self.subcommand, lambda key: where_set(key, getattr(self, "_argv", [])))
+        if self.subcommand in (None, "fit"):
+            from ner_zoo.training.final_model import configure_final_model
+
+            configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
         loggers = config.get("trainer", {}).get("logger")
         loggers = [lg for lg in (loggers if isinstance(loggers, list) else [loggers]) if hasattr(lg, "get")]
         if not loggers:
             return
         parser = self._parser(self.subcommand)
         run = run_identity(json.loads(parser.dump(config, format="json")))
+        fit_run = self.fit_run
         for logger in loggers:
             args, kind = logger["init_args"], str(logger.get("class_path", ""))
-            if kind.endswith(("CSVLogger", "TensorBoardLogger")) and run["variant"]:
+            if fit_run is not None and fit_run.managed:
+                _into_run_folder(logger, fit_run)
+            elif kind.endswith(("CSVLogger", "TensorBoardLogger")) and run["variant"]:
                 name = args.get("name") or "lightning_logs"
                 args["name"] = name if name.endswith(f"-{run['variant']}") else f"{name}-{run['variant']}"
             if kind.endswith("WandbLogger"):
                 self._configure_wandb(logger, config, run)
+                self.log_model = args.get("log_model") or False
+                args["log_model"] = False  # Lightning's logs every checkpoint, each claiming "best"; offline, fails
+                if fit_run is not None and fit_run.wandb_id:  # one W&B run per training run, every segment
+                    args["id"] = fit_run.wandb_id
+                    logger["dict_kwargs"] = {**dict(logger.get("dict_kwargs") or {}), "resume": "allow"}
 
     @staticmethod
     def _configure_wandb(logger: Any, config: Any, run: dict) -> None:
@@ -231,11 +257,23 @@ class NERZooCLI(LightningCLI):
                 raise
             raise cause from None
 
+    def after_instantiate_classes(self) -> None:
+        from ner_zoo.training.precision_support import precision_refusal
+
+        model = getattr(self, "model", None)  # a subclass may parse without building
+        trainer = (self.config[self.subcommand] if self.subcommand else self.config).get("trainer") or {}
+        fit = self.subcommand in (None, "fit") and model is not None
+        reason = precision_refusal(model, trainer.get("precision")) if fit else None
+        if reason:
+            raise ConfigError(reason)
+
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
         differ from what the command line or config gave, give keys renamed since the checkpoint was saved their
         current names (``RENAMED_KEYS``), and turn an unreadable file into one line."""
         sub = self.config.get("subcommand")
+        if sub == "fit":
+            self.fit_run = self._prepare_fit_run(sub)
         ckpt = self.config[sub].get("ckpt_path") if sub else None
         if not ckpt or not Path(ckpt).is_file():
             return
@@ -261,10 +299,33 @@ class NERZooCLI(LightningCLI):
             shown = ", ".join(f"{k}: {given.get(k)!r} -> {stored.get(k)!r}" for k in changed)[:600]
             warnings.warn(f"{ckpt}: the checkpoint's model settings replace those given ({shown})", stacklevel=1)
 
+    def _prepare_fit_run(self, sub: str) -> FitRun:
+        """This fit's run folder and resume checkpoint (:mod:`ner_zoo.training.run_folder`), set in the config."""
+        config = self.config[sub]
+        plain = json.loads(self._parser(sub).dump(config, format="json"))
+        loggers = (plain.get("trainer") or {}).get("logger")
+        loggers = loggers if isinstance(loggers, list) else [loggers]
+        has_wandb = any(isinstance(lg, dict) and str(lg.get("class_path", "")).endswith("WandbLogger")
+                        for lg in loggers)
+        fit_run = prepare_fit(plain, config_hash, has_wandb)
+        config["ckpt_path"] = fit_run.ckpt_path
+        if fit_run.managed:
+            folder = fit_run.run_dir
+            config["checkpoint"]["dirpath"] = str(folder / "checkpoints")
+            if not config["record"].get("path"):
+                config["record"]["path"] = str(folder / "results.json")
+            config["trainer"]["default_root_dir"] = str(folder)  # Lightning's hpc_ckpt_<n>.ckpt lands here
+            os.environ[RUN_DIR_ENV] = str(folder)
+        return fit_run
+
     def _instantiate_trainer(self, config: dict[str, Any], callbacks: list) -> pl.Trainer:
         best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
         if best is not None and not best.save_last:
             callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
+        if self.log_model:
+            from ner_zoo.training.wandb_run import WandbModelArtifact
+
+            callbacks = [*callbacks, WandbModelArtifact(self.log_model)]
         trainer = super()._instantiate_trainer(config, callbacks)
         _name_checkpoint_errors(trainer.strategy.checkpoint_io)
         for callback in trainer.callbacks:
@@ -276,6 +337,18 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+def _into_run_folder(logger: Any, fit_run: FitRun) -> None:
+    """A logger's files into the run folder: ``csv/``, ``tensorboard/`` (a resumed segment in
+    ``resume-step<N>/`` beside), ``wandb/``."""
+    args, kind = logger["init_args"], str(logger.get("class_path", ""))
+    if kind.endswith(("CSVLogger", "TensorBoardLogger")):
+        args["save_dir"] = str(fit_run.run_dir)
+        args["name"] = "csv" if kind.endswith("CSVLogger") else "tensorboard"
+        args["version"] = f"resume-step{fit_run.resumed_step}" if fit_run.resumed_step is not None else ""
+    elif kind.endswith("WandbLogger"):
+        args["save_dir"] = str(fit_run.run_dir)
 
 
 def _name_checkpoint_errors(checkpoint_io: Any) -> None:

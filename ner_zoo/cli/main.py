@@ -1,6 +1,7 @@
 """``ner-zoo``: one entry point for training (LightningCLI) and the data / scoring / prediction tools.
 
     ner-zoo fit|validate|test --config configs/....yaml     train and evaluate (LightningCLI)
+    ner-zoo configs                                        the configs shipped in the package (--config NAME)
     ner-zoo predict --config ...                           LightningCLI prediction on a data module
     ner-zoo predict --model best.ckpt|DIR --input F|-     predict from a checkpoint or exported folder alone
     ner-zoo export best.ckpt --output DIR                 a self-contained model folder with a model card
@@ -22,8 +23,8 @@ from typing import Sequence
 
 from ner_zoo.errors import Interrupted, NerZooError, UsageError
 
-TOOLS = {"score", "data", "compare"}
-COMMANDS = ("fit", "validate", "test", "predict", "score", "data", "compare", "export", "serve")
+TOOLS = {"score", "data", "compare", "configs"}
+COMMANDS = ("fit", "validate", "test", "predict", "score", "data", "compare", "configs", "export", "serve")
 #: exit status of an input error (as argparse uses for bad arguments)
 USAGE_ERROR = 2
 SIGINT_EXIT = 128 + 2  # as a shell reports a process ended by Ctrl-C
@@ -112,6 +113,13 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
         import importlib
 
         return getattr(importlib.import_module(f"ner_zoo.cli.{args[0]}"), f"{args[0]}_main")(args[1:])
+    from ner_zoo.cli.packaged_configs import resolve_config_args
+
+    resolved = resolve_config_args(args)  # a packaged config by name, from any working directory
+    if resolved != args:
+        args = resolved
+        if from_shell:
+            sys.argv[1:] = args
     if args and args[0] == "predict" and not any(a in ("-c", "--config") or a.startswith("--config=") for a in args):
         from ner_zoo.cli.predict import predict_main
 

@@ -1,4 +1,4 @@
-"""Non-training commands: ``score``, ``data stats`` and ``compare``."""
+"""Non-training commands: ``score``, ``data stats``, ``compare`` and ``configs``."""
 
 from __future__ import annotations
 
@@ -182,3 +182,17 @@ def compare_main(argv: Sequence[str]) -> int:
         return compare(argv, parser_class=ArgumentParser)
 
     return light.with_real_fallback(run)
+
+
+def configs_main(argv: Sequence[str]) -> int:
+    """``ner-zoo configs``: the configs shipped in the package, by the name ``--config`` takes, with model,
+    dataset and the paper's number. Ablations (``<paper>/ablations/*``) go on top of the paper's main config;
+    ``experiments/*`` are recipe overlays and run matrices (``tools/run_matrix.py``)."""
+    p = ArgumentParser(prog="ner-zoo configs", description=configs_main.__doc__)
+    p.add_argument("--path", action="store_true", help="print the folder holding them and exit")
+    a = p.parse_args(argv)
+    from ner_zoo.cli.packaged_configs import PACKAGED
+    from ner_zoo.results.config_table import plain
+
+    print(PACKAGED if a.path else plain(PACKAGED))
+    return 0

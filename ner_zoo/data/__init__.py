@@ -9,8 +9,8 @@ import importlib
 _CORPORA = ("ACE2004", "ACE2005", "CORPORA", "GENIA", "JNLPBA", "KBP2017", "WNUT2017", "WSJPOS", "CoNLL2000",
             "CoNLL2002Dutch", "CoNLL2002Spanish", "CoNLL2003", "ColumnDataModule", "JsonDataModule", "OntoNotes5",
             "SampleCorpus")
-_WHERE = {**{name: "corpora" for name in _CORPORA}, "NERDataModule": "datamodule", "Vocabularies": "datamodule",
-          "Sentence": "schema", "Span": "schema"}
+_WHERE = {**{name: "corpora" for name in _CORPORA}, "HFCorpus": "hf_corpus", "NERDataModule": "datamodule",
+          "Vocabularies": "datamodule", "Sentence": "schema", "Span": "schema"}
 __all__ = sorted(_WHERE)
 
 

@@ -99,6 +99,9 @@ class NERDataModule(pl.LightningDataModule):
             (``data_notes``). ``None``: no limit, with a warning above 1,000 tokens. Dev, test and prediction
             are never limited.
         long_sentences: ``split`` or ``skip`` sentences over ``max_train_length``.
+        train_on: ``train``, or ``train+dev`` for a final model once the recipe is fixed: train and dev are
+            trained on together for the configured epochs, with no validation and no model selection (the
+            checkpoint is the last epoch's; :mod:`ner_zoo.training.final_model`), as stated in ``results.json``.
     """
 
     task: Task = "ner"
@@ -115,8 +118,10 @@ class NERDataModule(pl.LightningDataModule):
                  dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
                  max_sentences: int | None = None, max_train_length: int | None = None,
                  long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None,
-                 pin_memory: bool = False, batch_tokens: int | None = None):
+                 pin_memory: bool = False, batch_tokens: int | None = None,
+                 train_on: Literal["train", "train+dev"] = "train"):
         super().__init__()
+        self.train_on = train_on
         if batch_tokens is not None and batch_tokens < 1:
             raise ValueError(f"data.batch_tokens must be a positive number of tokens, got {batch_tokens}")
         self.batch_tokens = batch_tokens
@@ -175,7 +180,10 @@ class NERDataModule(pl.LightningDataModule):
             raise FileNotFoundError(f"{type(self).__name__} has no {split} file")
         if not path.exists():
             raise FileNotFoundError(f"{path} not found ({type(self).__name__} {split} split); check data_dir")
-        sents = self.read_named_split(split, path)
+        return self._prepare(self.read_named_split(split, path), path)
+
+    def _prepare(self, sents: list[Sentence], path: object) -> list[Sentence]:
+        """``max_sentences``, ``predicted_columns`` and validation, for any reader's sentences."""
         if self.max_sentences is not None:
             sents = sents[: self.max_sentences]
         if self.predicted_columns:
@@ -191,15 +199,15 @@ class NERDataModule(pl.LightningDataModule):
     # vocabularies -----------------------------------------------------------------------------------------
     @cached_property
     def labels(self) -> list[str]:
-        """Entity (or chunk) types of the training split; POS tags for POS tagging."""
-        train = self.sentences("train")
+        """Entity (or chunk) types of the training split(s); POS tags for POS tagging."""
+        train = self.training_split()
         if self.task == "pos":
             return sorted({t for s in train for t in s.columns[self.tag_column]})
         return label_set(train)
 
     @cached_property
     def vocabularies(self) -> Vocabularies:
-        train = self.sentences("train")
+        train = self.training_split()
         pretrained = None
         if self.embeddings:
             from ner_zoo.data.vectors import read_vectors
@@ -238,11 +246,14 @@ class NERDataModule(pl.LightningDataModule):
     # loaders ----------------------------------------------------------------------------------------------
     def setup(self, stage: str | None = None) -> None:
         wanted = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",)}.get(stage or "", SPLITS)
+        if self.train_on == "train+dev" and stage == "validate":
+            raise DataFormatError("validate: dev was trained on (data.train_on: train+dev), so a score on it "
+                                  "would not measure the model", self.split_path("dev"))
         for split in wanted:
             sents = self.sentences(split)
             if not sents:
                 raise DataFormatError(f"the {split} split has no sentences", self.split_path(split))
-            if split != "train":
+            if split != "train" and not (split == "dev" and self.train_on == "train+dev"):
                 self._check_labels(split, sents)
 
     def _check_labels(self, split: str, sents: Sequence[Sentence]) -> None:
@@ -288,11 +299,19 @@ class NERDataModule(pl.LightningDataModule):
         vocabularies' collator."""
         return self.model_collate or self.vocabularies.collator()
 
+    def training_split(self) -> list[Sentence]:
+        """What is trained on: train, or train and dev (``train_on: train+dev``)."""
+        if self.train_on == "train+dev":
+            self.notes["train_on"] = ("train+dev: trained on the train and dev splits for the configured epochs; "
+                                      "no validation, no model selection on dev (the checkpoint is the last epoch)")
+            return self.sentences("train") + self.sentences("dev")
+        return self.sentences("train")
+
     def train_sentences(self) -> list[Sentence]:
-        """The training split after ``max_train_length`` (computed once)."""
+        """The training data after ``max_train_length`` (computed once)."""
         if self._train_limited is None:
             self._train_limited, notes = limit_train_lengths(
-                self.sentences("train"), self.max_train_length, self.long_sentences,
+                self.training_split(), self.max_train_length, self.long_sentences,
                 where=self.split_path("train") or "train")
             self.notes.update(notes)
         return self._train_limited

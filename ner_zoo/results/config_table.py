@@ -5,7 +5,8 @@ Model and dataset are the short class names of ``model.class_path`` / ``data.cla
 (``<paper>/ablations/*.yaml``) inherit them from ``<paper>/conll2003.yaml`` (or the folder's first config).
 The description is the first sentence of the file's leading comment block.
 
-Usage: ``python -m ner_zoo.results.config_table [--configs configs] [--output docs/configs.md]``
+Usage: ``python -m ner_zoo.results.config_table [--configs configs] [--output docs/configs.md]``;
+``ner-zoo configs`` prints the same rows as a plain list (:func:`plain`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]  # the source checkout (configs/ is not installed)
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # packaged (the checkout's configs/ links here)
 PAPERS = Path(__file__).parent / "paper_results.yaml"
 # a sentence ends at ". " unless the period closes an abbreviation common in these headers
 SENTENCE_END = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bSec)(?<!\bcf)(?<!\bvs)(?<!\bEq)(?<!\bFig)(?<!\bTab)\.(\s|$)")
@@ -96,9 +97,23 @@ def to_markdown(table: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def plain(configs: Path = CONFIGS) -> str:
+    """Every config as ``ner-zoo fit --config`` names it, with its model, dataset and the paper's number."""
+    table = rows(configs)
+    names = [r["config"].split("` + `")[-1].strip("`").removeprefix("configs/").removesuffix(".yaml")
+             for r in table]
+    width = max(map(len, names), default=0)
+    model_w = max((len(r["model"]) for r in table), default=0)
+    data_w = max((len(r["dataset"]) for r in table), default=0)
+    head = f"{'config':<{width}}  {'model':<{model_w}}  {'dataset':<{data_w}}  paper"
+    lines = [head] + [f"{n:<{width}}  {r['model']:<{model_w}}  {r['dataset']:<{data_w}}  {r['paper']}".rstrip()
+                      for n, r in zip(names, table)]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--configs", type=Path, default=ROOT / "configs")
+    p.add_argument("--configs", type=Path, default=CONFIGS)
     p.add_argument("--output", type=Path, help="replace the table in this markdown file (docs/configs.md)")
     a = p.parse_args(argv)
     table = to_markdown(rows(a.configs.resolve()))

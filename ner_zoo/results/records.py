@@ -180,6 +180,16 @@ def _wandb_loggers(trainer: pl.Trainer) -> list:
     return [lg for lg in trainer.loggers if type(lg).__name__ == "WandbLogger"]
 
 
+def _wandb_run(trainer: pl.Trainer) -> dict | None:
+    """``{id, project, entity, url}`` of the W&B run (rank 0; url None offline), for ``compare --wandb`` links."""
+    loggers = _wandb_loggers(trainer)
+    if not loggers or not trainer.is_global_zero:
+        return None
+    run = loggers[0].experiment
+    url = None if getattr(run, "offline", False) else getattr(run, "url", None)
+    return {"id": run.id, "project": run.project, "entity": getattr(run, "entity", None) or None, "url": url}
+
+
 class RunRecorder(Callback):
     """Write ``results.json`` for each run.
 
@@ -194,20 +204,68 @@ class RunRecorder(Callback):
         self.config_files: list[str] = []
         self.command: str | None = None  # the command line, set by the CLI (None when built from a dict)
         self.epoch_times: list[float] = []
-        self.epoch_fractions: list[float] = []  # share of the epoch's batches actually trained
+        self.fractions: dict[int, float] = {}  # epoch -> share of its batches trained (over every segment)
+        self.segments: list[dict] = []  # one per process that trained this run (a resume adds one)
+        self.best_val: dict[str, float] = {}  # every val/* value of the best epoch
         self.record: dict = {}
         self._t0 = 0.0
         self._run_dir: Path | None = None
-        self._best: tuple[float, int] | None = None  # (best val/f1, its epoch) seen by this process
+        self._best: tuple[float, int] | None = None  # (best val/f1, its epoch), kept across a resume
+        self._trainer: pl.Trainer | None = None
+        self._digests: dict[tuple, str] = {}  # (path, size, mtime) -> sha256
         self._sentences: dict[int, tuple[int, int, int]] = {}  # test sentence index -> (tp, fp, fn)
+
+    @property
+    def epoch_fractions(self) -> list[float]:
+        return [self.fractions[e] for e in sorted(self.fractions)]
+
+    @epoch_fractions.setter
+    def epoch_fractions(self, values: list[float]) -> None:
+        self.fractions = dict(enumerate(values))
+
+    def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        self._trainer = trainer
+
+    def state_dict(self) -> dict:
+        """Saved in every checkpoint, so that a resumed run's record counts the epochs, best epoch and
+        segments of the processes before it (an interrupted epoch counts its trained share)."""
+        fractions = dict(self.fractions)
+        trainer = self._trainer
+        if trainer is not None and trainer.state.fn == "fit":
+            epoch = trainer.current_epoch
+            if epoch not in fractions and self._fraction(trainer) > 0:
+                fractions[epoch] = self._fraction(trainer)
+        return {"fractions": fractions, "epoch_times": list(self.epoch_times), "best": self._best,
+                "best_val": dict(self.best_val), "segments": [dict(s) for s in self.segments]}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.fractions = {int(k): float(v) for k, v in (state.get("fractions") or {}).items()}
+        self.epoch_times = list(state.get("epoch_times") or [])
+        self._best = tuple(state["best"]) if state.get("best") else None
+        self.best_val = dict(state.get("best_val") or {})
+        self.segments = [dict(s) for s in state.get("segments") or []]
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        for seg in self.segments:  # an earlier process stopped after the checkpoint it saved: resumed from there
+            if "end_step" not in seg:
+                seg.update(end_step=trainer.global_step, status="stopped")
+        job = os.environ.get("SLURM_JOB_ID")
+        self.segments.append({"start_step": trainer.global_step, "start_epoch": trainer.current_epoch,
+                              "resumed_from": trainer.ckpt_path, "host": platform.node(),
+                              "started": datetime.now().isoformat(timespec="seconds"),
+                              **({"slurm_job": job, "slurm_restart": int(os.environ.get("SLURM_RESTART_COUNT", 0))}
+                                 if job else {})})
+
+    def _fraction(self, trainer: pl.Trainer) -> float:
+        total, done = trainer.num_training_batches, trainer.fit_loop.epoch_loop.batch_progress.current.ready
+        return min(1.0, done / total) if total and total != float("inf") else 1.0
 
     def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._t0 = time.perf_counter()
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.epoch_times.append(time.perf_counter() - self._t0)
-        total, done = trainer.num_training_batches, trainer.fit_loop.epoch_loop.batch_progress.current.ready
-        self.epoch_fractions.append(min(1.0, done / total) if total and total != float("inf") else 1.0)
+        self.fractions[trainer.current_epoch] = self._fraction(trainer)
 
     def protocol(self, trainer: pl.Trainer) -> dict:
         """What the run trained: complete epochs, the fraction of a last partial one, steps, and why it stopped."""
@@ -231,9 +289,11 @@ class RunRecorder(Callback):
         score = trainer.callback_metrics.get("val/f1")
         if score is not None and not trainer.sanity_checking and (self._best is None or float(score) > self._best[0]):
             self._best = (float(score), trainer.current_epoch)
+            self.best_val = {k.removeprefix("val/"): float(v) for k, v in trainer.callback_metrics.items()
+                             if k.startswith("val/") and getattr(v, "numel", lambda: 1)() == 1}
 
     def _best_epoch(self, best: float | None) -> int | None:
-        """The epoch of the best checkpoint, when this process saw it (not when it predates a resume)."""
+        """The epoch of the best checkpoint (kept in checkpoints across a resume; None when not seen)."""
         if self._best is None or best is None or abs(self._best[0] - best) > 1e-6:
             return None
         return self._best[1]
@@ -315,13 +375,31 @@ class RunRecorder(Callback):
         ckpt = trainer.checkpoint_callback
         best = None if ckpt is None or ckpt.best_model_score is None else float(ckpt.best_model_score)
         self.record.update(self._base(trainer, pl_module))
+        path = getattr(ckpt, "best_model_path", None) or None
+        if self.segments and trainer.state.fn == "fit":
+            self.segments[-1].update(end_step=trainer.global_step, end_epoch=trainer.current_epoch, status=status)
         self.record.update({"status": status, "epochs": complete_epochs(trainer.current_epoch, self.epoch_fractions),
                             "best_val_f1": best,
                             "best_epoch": self._best_epoch(best),
-                            "best_checkpoint": getattr(ckpt, "best_model_path", None) or None,
+                            "best_checkpoint": path, "best_checkpoint_sha256": self._sha256(path),
+                            "best_val": dict(self.best_val) if self._best_epoch(best) is not None else None,
+                            "segments": [dict(s) for s in self.segments],
+                            "wandb": _wandb_run(trainer),
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
                             "fit_seconds": round(sum(self.epoch_times), 2),
                             "protocol": self.protocol(trainer)})
+
+    def _sha256(self, path: str | None) -> str | None:
+        """sha256 of the checkpoint file (rank 0; cached while the file is unchanged)."""
+        if not path or not Path(path).is_file() or (self._trainer is not None and not self._trainer.is_global_zero):
+            return None
+        from ner_zoo.training.run_folder import file_sha256
+
+        st = Path(path).stat()
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key not in self._digests:
+            self._digests[key] = file_sha256(path)
+        return self._digests[key]
 
     def on_test_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self._sentences = {}
@@ -372,5 +450,7 @@ class RunRecorder(Callback):
         wandb = _wandb_loggers(trainer)
         if wandb:  # the record's fields in the W&B run summary
             summary = {**wandb_summary(self.record), "record/path": str(target)}
+            # every val/* value of the best epoch (W&B's own summary keeps each key's last value)
+            summary.update({f"val/{k}": v for k, v in (self.record.get("best_val") or {}).items()})
             for logger in wandb:
                 logger.experiment.summary.update(summary)

@@ -1,0 +1,77 @@
+"""Precisions on CPU (issue 27): a ``16-mixed`` fit (fp16 autocast, which torch also runs on CPU), the one-line
+refusal of a precision a model cannot train in, and the one-call device script on a tiny config."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ner_zoo.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = ["--config", str(ROOT / "configs" / "quickstart.yaml"), "--trainer.max_epochs", "1",
+         "--data.init_args.max_sentences", "24", "--trainer.enable_progress_bar", "false", "--test_after_fit", "false",
+         "--trainer.enable_model_summary", "false"]
+
+
+@pytest.fixture(autouse=True)
+def _argv(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["ner-zoo"])
+
+
+def test_16_mixed_on_cpu_is_recorded_as_what_ran(tmp_path):
+    """Lightning runs ``16-mixed`` on a CPU as ``bf16-mixed`` (it warns): the record says what ran."""
+    assert main(["fit", *QUICK, "--trainer.precision", "16-mixed", "--trainer.default_root_dir", str(tmp_path)]) == 0
+    (record,) = [json.loads(p.read_text()) for p in tmp_path.rglob("results.json")]
+    assert record["precision"] == "bf16-mixed" and math.isfinite(record["best_val_f1"])
+    assert all(math.isfinite(v) for v in record["best_val"].values())
+
+
+@pytest.mark.parametrize("model", ["bilstm_crf", "span"])
+def test_fp16_autocast_training_steps_on_cpu_are_finite(tmp_path, model):
+    """What ``16-mixed`` does on a GPU, on CPU: forward under fp16 autocast, scaled backward, optimiser step."""
+    import torch
+
+    from battery import SAMPLE_DATA, build
+    from test_cli import MODEL
+    from test_wandb_offline import SPAN
+
+    cli = build(MODEL if model == "bilstm_crf" else SPAN["model"], SAMPLE_DATA, tmp_path)
+    net = cli.model.train()
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cpu")
+    for batch, _ in zip(cli.datamodule.train_dataloader(), range(3)):
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = net.compute_loss(batch)
+        assert torch.isfinite(loss), loss
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+
+
+def test_a_precision_the_model_cannot_train_in_is_refused_with_one_line(tmp_path, capsys):
+    """Before: ``bf16-true`` ended in a oneDNN ``RuntimeError`` traceback from the LSTM."""
+    assert main(["fit", *QUICK, "--trainer.precision", "bf16-true", "--trainer.default_root_dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("ner-zoo: error: BiLSTMCRF cannot train in precision bf16-true: its LSTM, LinearChainCRF "
+                       "compute in fp32 and need fp32 weights; use bf16-mixed, 16-mixed or 32-true")
+
+
+@pytest.mark.slow
+def test_precision_matrix_script_writes_the_table(tmp_path):
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "precision_matrix.py"), "--configs",
+                          "configs/quickstart.yaml", "--precisions", "32-true", "bf16-true", "--steps", "3", "--warmup",
+                          "1", "--accelerator", "cpu", "--out", str(tmp_path / "p.md"), "--extra",
+                          "--data.init_args.max_sentences", "40"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = json.loads((tmp_path / "p.json").read_text())
+    assert [(r["precision"], r["status"].split(":")[0]) for r in rows] == [("32-true", "ok"), ("bf16-true", "refused")]
+    assert rows[0]["loss_finite"] and rows[0]["steps"] == 3 and rows[0]["steps_per_s"] > 0
+    assert (tmp_path / "p.md").read_text().startswith("Device: CPU")
