@@ -106,7 +106,7 @@ def test_entity_score_is_the_mean_probability_of_its_tags(tmp_path, use_crf):
             want = sum(float(probs[b, t, ids[t]]) for t in range(sp.start, sp.end)) / len(sp)
             assert score == pytest.approx(want, abs=1e-5) and 0 <= score <= 1
     if use_crf:
-        assert torch.allclose(probs.sum(-1)[batch.mask], torch.ones(()), atol=1e-5)
+        assert torch.allclose(probs.sum(-1)[batch.mask], torch.ones(()), atol=1e-4)  # float32 forward-backward
 
 
 def test_span_model_scores_and_nested_entities(tmp_path):
@@ -222,9 +222,10 @@ def test_predict_streams_stdin_to_stdout_and_reads_its_own_output(trained, tmp_p
     again = cli("predict", "--model", str(ckpt), "--input", "-", "--output", "-", stdin=done.stdout)
     tokens_only = "".join(json.dumps({"tokens": r["tokens"]}) + "\n" for r in lines)
     plain = cli("predict", "--model", str(ckpt), "--input", "-", "--output", "-", stdin=tokens_only)
-    for out in (again, plain):
-        got = [json.loads(x) for x in out.stdout.splitlines()]
-        assert [g["pred_spans"] for g in got] == [r["pred_spans"] for r in lines]
+    # a line of raw text may hold several sentences (tagged apart); read back as tokens it is one sentence, so
+    # the two token-based runs agree with each other, and each gives one record per line
+    got = [[json.loads(x)["pred_spans"] for x in out.stdout.splitlines()] for out in (again, plain)]
+    assert got[0] == got[1] and len(got[0]) == len(lines)
     assert [json.loads(x)["gold_spans"] for x in again.stdout.splitlines()] == [[] for _ in lines]
 
 
