@@ -1,7 +1,7 @@
 """Start-up cost of the commands that do not train, as ratios against ``python -c "import torch"``, measured in
 one run with the commands interleaved (round-robin, ``--rounds`` times) so machine load hits all alike.
 
-    python benchmarks/startup.py --model runs/quickstart/checkpoints/best.ckpt --rounds 7
+    python benchmarks/startup.py --model runs/quickstart/RUN/checkpoints/best.ckpt --rounds 7
 
 Commands: ``ner-zoo score`` on the sample test split written as a prediction file (805 tokens), ``ner-zoo
 predict`` on 3 raw-text sentences (to stdout), the same ``predict`` with the real Lightning
@@ -40,7 +40,7 @@ def timed(cmd: list[str], env: dict, cwd: str) -> tuple[float, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="runs/quickstart/checkpoints/best.ckpt", help="a checkpoint or exported folder")
+    p.add_argument("--model", default="runs/quickstart/RUN/checkpoints/best.ckpt", help="a checkpoint or exported folder")
     p.add_argument("--rounds", type=int, default=5)
     a = p.parse_args()
     model = str(Path(a.model).resolve())

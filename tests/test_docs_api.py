@@ -18,7 +18,7 @@ def run_blocks(blocks: list[str], ckpt: Path, folder: Path, cwd: Path, monkeypat
     monkeypatch.chdir(cwd)
     namespace: dict = {}
     for code in blocks:
-        code = code.replace("runs/quickstart/checkpoints/best.ckpt", str(ckpt)).replace("exported/quickstart",
+        code = code.replace("runs/quickstart/RUN/checkpoints/best.ckpt", str(ckpt)).replace("exported/quickstart",
                                                                                            str(folder))
         exec(compile(code, "docs", "exec"), namespace)  # noqa: S102 - our own documentation
 
