@@ -316,8 +316,6 @@ class NERZooCLI(LightningCLI):
                 config["record"]["path"] = str(folder / "results.json")
             config["trainer"]["default_root_dir"] = str(folder)  # Lightning's hpc_ckpt_<n>.ckpt lands here
             os.environ[RUN_DIR_ENV] = str(folder)
-            if os.environ.get("RANK", "0") == "0" and os.environ.get("LOCAL_RANK", "0") == "0":
-                print(f"ner-zoo: run folder {folder}", file=sys.stderr, flush=True)  # where its checkpoints go
         return fit_run
 
     def _instantiate_trainer(self, config: dict[str, Any], callbacks: list) -> pl.Trainer:
