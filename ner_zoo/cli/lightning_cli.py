@@ -354,11 +354,19 @@ def _into_run_folder(logger: Any, fit_run: FitRun) -> None:
 def _name_checkpoint_errors(checkpoint_io: Any) -> None:
     """An OS error while saving a checkpoint (no space, file too large) names the checkpoint: torch's own error
     names no file."""
-    save = checkpoint_io.save_checkpoint
+    checkpoint_io.save_checkpoint = _SaveNamingErrors(checkpoint_io.save_checkpoint)
 
-    def save_checkpoint(checkpoint: dict, path: Any, *args: Any, **kwargs: Any) -> None:
+
+class _SaveNamingErrors:
+    """``save_checkpoint`` whose write errors name the file; a class, not a closure, so that ``ddp_spawn`` can
+    pickle the strategy that holds it."""
+
+    def __init__(self, save: Any):
+        self.save = save
+
+    def __call__(self, checkpoint: dict, path: Any, *args: Any, **kwargs: Any) -> None:
         try:
-            save(checkpoint, path, *args, **kwargs)
+            self.save(checkpoint, path, *args, **kwargs)
         except OSError as e:
             if e.filename is not None:
                 raise
@@ -367,8 +375,6 @@ def _name_checkpoint_errors(checkpoint_io: Any) -> None:
             if "PytorchStreamWriter" not in str(e) and "file write failed" not in str(e):
                 raise
             raise OSError(None, f"cannot write the checkpoint ({str(e).splitlines()[0][:160]})", str(path)) from None
-
-    checkpoint_io.save_checkpoint = save_checkpoint
 
 
 def _own_error(e: BaseException | None) -> BaseException | None:
