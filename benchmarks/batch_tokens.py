@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from ner_zoo.training.base import fused_if_unset  # noqa: E402
+from ner_zoo.training.optim import fused_if_unset  # noqa: E402
 from throughput import baseline_model  # noqa: E402
 
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import ner_zoo.modules.char_encoders as char_encoders  # noqa: E402
 from ner_zoo.modules.dropout import Dropout  # noqa: E402
 import ner_zoo.modules.rnn as rnn  # noqa: E402
-from ner_zoo.training.base import clip_grad_norm_rows, fused_if_unset  # noqa: E402
+from ner_zoo.training.optim import clip_grad_norm_rows, fused_if_unset  # noqa: E402
 from throughput import baseline_model  # noqa: E402
 
 UNPACKED = rnn.bilstm

@@ -37,8 +37,8 @@ def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, 
     path.write_text(yaml.safe_dump(config))
     args = ([subcommand] if subcommand else []) + ["--config", str(path)]
     cli = cli_in_process(args, run=subcommand is not None)
-    if subcommand is None:  # what the model's setup() does in a Trainer: loaders use the model's collator
-        cli.datamodule.model_collate = cli.model.collator
+    if subcommand is None:  # outside a Trainer the data module is told which model it feeds
+        cli.datamodule.use_model(cli.model)
     return cli
 
 

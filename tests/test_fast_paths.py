@@ -112,7 +112,7 @@ def test_collator_pads_ids_and_computes_them_once_per_sentence(monkeypatch):
 
 
 def test_fused_if_unset_fuses_torch_optimisers_and_keeps_explicit_choices():
-    from ner_zoo.training.base import fused_if_unset
+    from ner_zoo.training.optim import fused_if_unset
 
     params = [nn.Parameter(torch.randn(3))]
     sgd = fused_if_unset(torch.optim.SGD(params, lr=0.1, momentum=0.9))
@@ -125,7 +125,7 @@ def test_fused_if_unset_fuses_torch_optimisers_and_keeps_explicit_choices():
 
 
 def test_fused_sgd_takes_the_same_steps():
-    from ner_zoo.training.base import fused_if_unset
+    from ner_zoo.training.optim import fused_if_unset
 
     torch.manual_seed(0)
     a = [nn.Parameter(torch.randn(50, 4)), nn.Parameter(torch.randn(4))]
@@ -228,7 +228,7 @@ def test_rand_dropout_keeps_at_the_rate_scales_and_backpropagates_through_the_ma
 
 def test_clipping_over_touched_rows_equals_clip_grad_norm():
     from ner_zoo.modules.embeddings import WordEmbedding
-    from ner_zoo.training.base import clip_grad_norm_rows
+    from ner_zoo.training.optim import clip_grad_norm_rows
 
     torch.manual_seed(0)
     emb, lin = WordEmbedding(500, 6), nn.Linear(6, 3)
@@ -252,12 +252,12 @@ def test_clipping_over_touched_rows_equals_clip_grad_norm():
 
 
 def test_a_fit_clipping_over_touched_rows_takes_the_same_steps(tmp_path, monkeypatch):
-    import ner_zoo.training.base as base
+    import ner_zoo.training.optim as optim
     from battery import SAMPLE_DATA, build
 
     calls = []
-    real = base.clip_grad_norm_rows
-    monkeypatch.setattr(base, "clip_grad_norm_rows", lambda *a: calls.append(1) or real(*a))
+    real = optim.clip_grad_norm_rows
+    monkeypatch.setattr(optim, "clip_grad_norm_rows", lambda *a: calls.append(1) or real(*a))
     weights = []
     for track in (True, False):
         model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"words": {"dim": 8}, "lstm_hidden": 8}}

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-import ner_zoo.training.base as base
+import ner_zoo.training.lazy_rows as lazy_rows_module
 from battery import SAMPLE_DATA, build
 from ner_zoo.training.lazy_rows import LazyRows, lazy_rows_apply
 
@@ -60,7 +60,7 @@ def test_lazy_rows_equal_dense_sgd_steps():
 
 
 def _fit(tmp: Path, lazy: bool, monkeypatch, epochs: int = 2, **trainer):
-    monkeypatch.setattr(base, "lazy_rows_apply", lazy_rows_apply if lazy else lambda *a: False)
+    monkeypatch.setattr(lazy_rows_module, "lazy_rows_apply", lazy_rows_apply if lazy else lambda *a: False)
     cli = build(copy.deepcopy(SGD_MODEL), SAMPLE_DATA, tmp, trainer={"max_epochs": epochs, "gradient_clip_val": 0.5,
                                                                      "deterministic": True, **trainer})
     steps = []

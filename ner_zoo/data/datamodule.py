@@ -140,8 +140,7 @@ class NERDataModule(pl.LightningDataModule):
         self.notes: dict = {}
         self._train_limited: list[Sentence] | None = None
         self._splits: dict[str, list[Sentence]] = {}
-        #: the model's collator, handed over by its ``setup`` (``None``: the vocabularies' collator)
-        self.model_collate: Callable | None = None
+        self._model = None  # the model fed outside a Trainer (:meth:`use_model`)
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -294,10 +293,16 @@ class NERDataModule(pl.LightningDataModule):
                       persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
 
+    def use_model(self, model: object) -> None:
+        """Build loaders for ``model`` outside a Trainer (in one, the data module feeds the trainer's model)."""
+        self._model = model
+
     def collate_fn(self) -> Callable:
-        """The model's collator (its ``setup`` hands it over as :attr:`model_collate`), else the
-        vocabularies' collator."""
-        return self.model_collate or self.vocabularies.collator()
+        """The collator of the model this data module feeds, asked through its public ``collator`` (the
+        trainer's model, else the one given to :meth:`use_model`); without one, the vocabularies' collator."""
+        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
+        collator = getattr(model or self._model, "collator", None)
+        return collator if collator is not None else self.vocabularies.collator()
 
     def training_split(self) -> list[Sentence]:
         """What is trained on: train, or train and dev (``train_on: train+dev``)."""

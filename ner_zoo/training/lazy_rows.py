@@ -24,6 +24,7 @@ A callback that reads the weights between training steps without ``state_dict()`
 from __future__ import annotations
 
 import torch
+from lightning.pytorch.callbacks import Callback
 from torch import nn
 
 
@@ -146,3 +147,37 @@ def lazy_rows_apply(trainer, module, optimizer: torch.optim.Optimizer, weight: n
     groups = [g for g in optimizer.param_groups if any(p is weight for p in g["params"])]
     return len(groups) == 1 and not any(groups[0].get(k) for k in ("dampening", "nesterov", "weight_decay",
                                                                     "maximize", "differentiable"))
+
+
+class LazyRowsCallback(Callback):
+    """Lazy row updates while training (every embedding flagged ``track_rows`` that has a ``lazy`` slot, where
+    :func:`lazy_rows_apply` allows it), flushed before anything reads the weights: the end of an epoch (before
+    its scheduler step and checkpoints), validation, the end of training. Added to every fit by
+    :meth:`NERModule.configure_callbacks <ner_zoo.training.base.NERModule.configure_callbacks>`."""
+
+    @staticmethod
+    def active(pl_module: nn.Module) -> list[LazyRows]:
+        return [m.lazy for m in pl_module.modules() if getattr(m, "lazy", None) is not None]
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        self.on_train_end(trainer, pl_module)  # one left by an interrupted fit: its pending steps are applied
+        optimizers = trainer.optimizers
+        for m in pl_module.modules():
+            if not getattr(m, "track_rows", False) or not hasattr(m, "lazy") or len(optimizers) != 1:
+                continue
+            weight = m.embedding.weight
+            if lazy_rows_apply(trainer, pl_module, optimizers[0], weight, m.embedding):
+                m.lazy = LazyRows(weight, optimizers[0])
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        for lazy in self.active(pl_module):
+            lazy.flush()
+
+    def on_validation_start(self, trainer, pl_module) -> None:
+        self.on_train_epoch_end(trainer, pl_module)
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        for m in pl_module.modules():
+            if getattr(m, "lazy", None) is not None:
+                m.lazy, lazy = None, m.lazy
+                lazy.close()

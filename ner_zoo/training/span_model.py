@@ -22,6 +22,7 @@ from ner_zoo.errors import LabelError
 from ner_zoo.metrics import SpanF1ByLength, SpanF1ByNesting
 from ner_zoo.modules.span_decoding import decode_batch
 from ner_zoo.training.base import NERModule
+from ner_zoo.training.tables import log_wandb_table
 
 
 class ScoredSpans(list):
@@ -184,7 +185,7 @@ class SpanModel(NERModule):
                 n = int(by_length[f"support/len{bucket}"])
                 p, r, f = (float(by_length[f"{m}/len{bucket}"]) for m in ("precision", "recall", "f1"))
                 rows.append([bucket.lstrip("="), p, r if n else None, f if n else None, n])
-            self.log_wandb_table("test/f1_by_length", ["length", "precision", "recall", "f1", "support"], rows)
+            log_wandb_table(self, "test/f1_by_length", ["length", "precision", "recall", "f1", "support"], rows)
         return result
 
     def stage_metrics(self, stage: str) -> list:
