@@ -111,6 +111,10 @@ class NERDataModule(pl.LightningDataModule):
     tag_column: str | None = None  # POS tagging reads its tags from this column
     #: name of the train/dev/test split, recorded in results.json and matched against the paper's split
     split_name: str = "standard"
+    #: what fills ``predicted_columns``: a callable ``(sentences, checkpoint) -> tags per sentence``, or its
+    #: dotted name (``ner_zoo.data.predicted.DEFAULT_PREDICTOR``, imported on first use); set it on an
+    #: instance to inject another
+    column_predictor: Callable | str = "ner_zoo.training.inference.predicted_column"
 
     def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: int = 10,
                  eval_batch_size: int = 64, lower: bool = False, normalize_digits: bool = False,
@@ -188,7 +192,7 @@ class NERDataModule(pl.LightningDataModule):
         if self.predicted_columns:
             from ner_zoo.data.predicted import add_predicted_columns
 
-            add_predicted_columns(sents, self.predicted_columns, path)
+            add_predicted_columns(sents, self.predicted_columns, path, self.column_predictor)
             self.notes["predicted_columns"] = dict(self.predicted_columns)
         flat = self.task in ("ner", "chunk")
         for s in sents:

@@ -7,6 +7,7 @@ is computed from the tokens alone (no gold, no other column), so it is the same 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -15,25 +16,28 @@ from ner_zoo.errors import DataFormatError
 
 
 ColumnPredictor = Callable[[Sequence[Sentence], "str | Path"], list[list[str]]]
-#: predicts a column from a checkpoint: :func:`ner_zoo.training.inference.predicted_column`, set when
-#: ``ner_zoo.training`` is imported (as it is wherever a model exists: the data layer cannot import models)
-column_predictor: ColumnPredictor | None = None
+#: the predictor a data module uses unless it is given another (``NERDataModule.column_predictor``): named, not
+#: imported, since the data layer cannot import the layer that loads models; imported on first use
+DEFAULT_PREDICTOR = "ner_zoo.training.inference.predicted_column"
 
 
-def predicted_column(sentences: Sequence[Sentence], ckpt_path: str | Path) -> list[list[str]]:
-    """One predicted tag per token of every sentence, from the model stored in ``ckpt_path``."""
-    if column_predictor is None:
-        raise DataFormatError("predicted_columns needs a model: import ner_zoo.training first", ckpt_path)
-    return column_predictor(sentences, ckpt_path)
+def resolve_predictor(predictor: ColumnPredictor | str) -> ColumnPredictor:
+    """``predictor`` itself, or the function its dotted name names."""
+    if callable(predictor):
+        return predictor
+    module, _, name = predictor.rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
-def add_predicted_columns(sentences: Sequence[Sentence], columns: dict[str, str], where: object = None) -> None:
-    """Add each ``{name: checkpoint}`` column to ``sentences`` in place; a column the data already has is an
-    error (it would be overwritten)."""
+def add_predicted_columns(sentences: Sequence[Sentence], columns: dict[str, str], where: object = None,
+                          predictor: ColumnPredictor | str = DEFAULT_PREDICTOR) -> None:
+    """Add each ``{name: checkpoint}`` column, predicted by ``predictor``, to ``sentences`` in place; a column
+    the data already has is an error (it would be overwritten)."""
+    predict = resolve_predictor(predictor)
     for name, ckpt in columns.items():
         clash = next((s for s in sentences if name in s.columns), None)
         if clash is not None:
             raise DataFormatError(f"predicted column {name!r} already exists in the data; rename it or drop it "
                                   "from predicted_columns", clash.source or where)
-        for s, tags in zip(sentences, predicted_column(sentences, ckpt)):
+        for s, tags in zip(sentences, predict(sentences, ckpt)):
             s.columns[name] = tags

@@ -16,7 +16,6 @@ from typing import Sequence
 import torch
 from torch.utils.data import DataLoader
 
-from ner_zoo.data import predicted
 from ner_zoo.data.batching import IndexedDataset
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import spans_to_tags
@@ -125,5 +124,3 @@ def predicted_column(sentences: Sequence[Sentence], ckpt_path: str | Path, batch
         return [list(p) for p in preds]
     return [spans_to_tags(p, len(s), "iob2", where=s.source) for s, p in zip(bare, preds)]
 
-
-predicted.column_predictor = predicted_column  # the data layer cannot import models; this layer lends it
