@@ -71,7 +71,7 @@ def _assert_same(a, b) -> None:
 def test_loader_skips_served_batches_of_the_interrupted_epoch():
     def loader():
         sampler = ShardSampler([3] * 20, 4, shuffle=True, bucket=False, pad=True, seed=7)
-        return ResumableDataLoader(IndexedDataset(list(range(20))), batch_size=4, sampler=sampler,
+        return ResumableDataLoader(IndexedDataset(list(range(20))), batch_size=None, sampler=sampler,
                                    collate_fn=lambda items: [i for i, _ in items])
 
     full = loader()

@@ -176,7 +176,7 @@ class NERZooCLI(LightningCLI):
         for p in parsers:
             p.exit_on_error = False
         try:
-            return super().parse_arguments(parser, args)
+            super().parse_arguments(parser, args)
         except ArgumentError as e:
             line = unknown_key_line(str(e), argv) or yaml_syntax_line(argv)
             raise ConfigError(line or f"{argument_error_line(str(e))} (ner-zoo {self._command(argv)} --help "
@@ -184,6 +184,8 @@ class NERZooCLI(LightningCLI):
         finally:
             for p in parsers:
                 p.exit_on_error = True
+        if self.config.get("subcommand") == "fit":  # before Lightning reads --ckpt_path: `last` resolved here
+            self.fit_run = self._prepare_fit_run("fit")
 
     @staticmethod
     def _command(argv: list[str]) -> str:
@@ -197,6 +199,24 @@ class NERZooCLI(LightningCLI):
             from ner_zoo.training.final_model import configure_final_model
 
             configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
+        self._configure_loggers(config)
+        # callbacks every run of the CLI gets, beside those of the config (``trainer_defaults``: Lightning adds
+        # them after the config's and the ``checkpoint``/``record`` groups, as it did when they were added here)
+        extra = []
+        best = config.get("checkpoint")
+        if best is not None and not best.get("save_last"):
+            extra.append(LatestCheckpoint(best.get("dirpath")))
+        if self.log_model:
+            from ner_zoo.training.wandb_run import WandbModelArtifact
+
+            extra.append(WandbModelArtifact(self.log_model))
+        given = self.trainer_defaults.get("callbacks") or []
+        self.trainer_defaults = {**self.trainer_defaults,
+                                 "callbacks": [*(given if isinstance(given, list) else [given]), *extra]}
+
+    def _configure_loggers(self, config: Any) -> None:
+        """Loggers into the run folder (or named after the variant); W&B identity, offline mode, one run per
+        training run, and ``log_model`` done by :class:`WandbModelArtifact`."""
         loggers = config.get("trainer", {}).get("logger")
         loggers = [lg for lg in (loggers if isinstance(loggers, list) else [loggers]) if hasattr(lg, "get")]
         if not loggers:
@@ -266,14 +286,23 @@ class NERZooCLI(LightningCLI):
         reason = precision_refusal(model, trainer.get("precision")) if fit else None
         if reason:
             raise ConfigError(reason)
+        built = getattr(self, "trainer", None)
+        if built is not None:
+            _name_checkpoint_errors(built.strategy.checkpoint_io)
+            for callback in built.callbacks:
+                if isinstance(callback, RunRecorder):
+                    callback.command = self.command
 
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
         differ from what the command line or config gave, give keys renamed since the checkpoint was saved their
-        current names (``RENAMED_KEYS``), and turn an unreadable file into one line."""
+        current names (``RENAMED_KEYS``), and turn an unreadable file into one line.
+
+        The one private method overridden: Lightning 2.6 calls it between ``parse_arguments`` and
+        ``before_instantiate_classes`` with no public hook to adapt the stored arguments (an
+        ``adapt_checkpoint_hparams`` hook is proposed upstream, Lightning-AI/pytorch-lightning#21408), and its
+        own version would re-apply the stored keys unconverted and load an unreadable file with a traceback."""
         sub = self.config.get("subcommand")
-        if sub == "fit":
-            self.fit_run = self._prepare_fit_run(sub)
         ckpt = self.config[sub].get("ckpt_path") if sub else None
         if not ckpt or not Path(ckpt).is_file():
             return
@@ -317,21 +346,6 @@ class NERZooCLI(LightningCLI):
             config["trainer"]["default_root_dir"] = str(folder)  # Lightning's hpc_ckpt_<n>.ckpt lands here
             os.environ[RUN_DIR_ENV] = str(folder)
         return fit_run
-
-    def _instantiate_trainer(self, config: dict[str, Any], callbacks: list) -> pl.Trainer:
-        best = next((c for c in callbacks if isinstance(c, ModelCheckpoint)), None)
-        if best is not None and not best.save_last:
-            callbacks = [*callbacks, LatestCheckpoint(best.dirpath)]
-        if self.log_model:
-            from ner_zoo.training.wandb_run import WandbModelArtifact
-
-            callbacks = [*callbacks, WandbModelArtifact(self.log_model)]
-        trainer = super()._instantiate_trainer(config, callbacks)
-        _name_checkpoint_errors(trainer.strategy.checkpoint_io)
-        for callback in trainer.callbacks:
-            if isinstance(callback, RunRecorder):
-                callback.command = self.command
-        return trainer
 
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit"):

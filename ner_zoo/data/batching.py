@@ -153,56 +153,76 @@ class IndexedDataset(torch.utils.data.Dataset):
 
 
 class ShardSampler(DistributedSampler):
-    """Sentence order for one rank: optional shuffling and length bucketing, exact sharding.
+    """The batches of one rank: optional shuffling and length bucketing, exact sharding. Yields one list of
+    sentence indices per batch, so the loader takes them as they are (``DataLoader(batch_size=None)``): the
+    batches are made here only.
 
-    With ``pad=False`` (evaluation) ranks get ``indices[rank::world]`` and no sentence is repeated, so
+    Each epoch (seeded with ``seed + epoch``) cuts the (shuffled) sentences into batches of ``batch_size``;
+    bucketing sorts chunks of ``100 * batch_size`` sentences by length before cutting, then shuffles the
+    batches, so padding is small and order stays random (the one short batch, the end of the last chunk, goes
+    last). Ranks get ``batches[rank::world]``. With ``pad=False`` (evaluation) no sentence is repeated, so
     metrics synced over ranks equal the single-process metrics; ranks may then run unequal numbers of
-    batches, which is safe because metric states are only synced at epoch end. With ``pad=True``
-    (training) the list is padded so every rank runs the same number of steps, as DDP requires.
-    Bucketing sorts chunks of ``100 * batch_size`` sentences by length before batching, then shuffles
-    the batches, so padding is small and order stays random.
+    batches, which is safe because metric states are only synced at epoch end. With ``pad=True`` (training)
+    the batches are padded by the first ones to a multiple of the world size, so every rank runs the same
+    number of steps, as DDP requires. :meth:`resume_after` skips the batches an interrupted epoch served.
     """
 
     def __init__(self, lengths: Sequence[int], batch_size: int, shuffle: bool, bucket: bool, pad: bool,
                  num_replicas: int = 1, rank: int = 0, seed: int = 0):
         super().__init__(range(len(lengths)), num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed)
         self.lengths, self.batch_size, self.bucket, self.pad = list(lengths), batch_size, bucket, pad
+        self._skip = 0
+        self._batches: tuple[int, list[list[int]]] | None = None
 
-    def _order(self) -> list[int]:
+    def _order(self, g: torch.Generator) -> list[int]:
         n = len(self.lengths)
+        return torch.randperm(n, generator=g).tolist() if self.shuffle else list(range(n))
+
+    def make_batches(self) -> list[list[int]]:
+        """This epoch's batches, before sharding."""
         g = torch.Generator().manual_seed(self.seed + self.epoch)
-        order = torch.randperm(n, generator=g).tolist() if self.shuffle else list(range(n))
+        order, bs = self._order(g), self.batch_size
         if not self.bucket:
-            return order
-        chunk = 100 * self.batch_size
+            return [order[i:i + bs] for i in range(0, len(order), bs)]
+        chunk = 100 * bs
         batches = []
-        for c in range(0, n, chunk):
+        for c in range(0, len(order), chunk):
             part = sorted(order[c:c + chunk], key=self.lengths.__getitem__)
-            batches += [part[i:i + self.batch_size] for i in range(0, len(part), self.batch_size)]
+            batches += [part[i:i + bs] for i in range(0, len(part), bs)]
+        short = batches.pop() if batches and len(batches[-1]) < bs else None
         if self.shuffle:
             batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
-        return [i for b in batches for i in b]
+        return batches + ([short] if short else [])
 
-    def __iter__(self) -> Iterator[int]:
-        order = self._order()
+    def batches(self) -> list[list[int]]:
+        """All batches of the current epoch, before sharding (computed once per epoch)."""
+        if self._batches is None or self._batches[0] != self.epoch:
+            self._batches = (self.epoch, self.make_batches())
+        return self._batches[1]
 
+    def _shard(self) -> list[list[int]]:
+        batches = self.batches()
         if self.pad and self.num_replicas > 1:
-            total = math.ceil(len(order) / self.num_replicas) * self.num_replicas
-            order = order + order[: total - len(order)]
-        skip, self.skip = getattr(self, "skip", 0), 0  # set by ResumableDataLoader for one iteration
-        return iter(order[self.rank :: self.num_replicas][skip:])
+            total = math.ceil(len(batches) / self.num_replicas) * self.num_replicas
+            batches = batches + batches[: total - len(batches)]
+        return batches[self.rank :: self.num_replicas]
+
+    def resume_after(self, batches: int) -> None:
+        """The next iteration starts after the first ``batches`` batches of this rank (a resumed epoch)."""
+        self._skip = batches
+
+    def __iter__(self) -> Iterator[list[int]]:
+        skip, self._skip = self._skip, 0
+        return iter(self._shard()[skip:])
 
     def __len__(self) -> int:
-        n = len(self.lengths)
-        if self.pad:
-            return math.ceil(n / self.num_replicas)
-        return len(range(self.rank, n, self.num_replicas))
+        return len(self._shard())
 
 
 class TokenBudgetSampler(ShardSampler):
     """Training batches of similar length that hold at most ``batch_tokens`` padded tokens each
     (``sentences x longest sentence``), instead of a fixed number of sentences; yields one list of indices
-    per batch (use it with ``DataLoader(batch_size=None)``).
+    per batch, as :class:`ShardSampler` does.
 
     Each epoch shuffles the sentences (seeded with ``seed + epoch``), sorts pools of about 100 batches'
     worth of sentences by length, fills batches greedily in that order and shuffles the batches. Every
@@ -222,15 +242,11 @@ class TokenBudgetSampler(ShardSampler):
         self.batch_tokens = batch_tokens
         #: lengths of the sentences longer than ``batch_tokens`` (each is a batch of its own)
         self.over_budget = sorted(n for n in self.lengths if n > batch_tokens)
-        self._batches: tuple[int, list[list[int]]] | None = None
 
-    def batches(self) -> list[list[int]]:
-        """All batches of the current epoch, before sharding (computed once per epoch)."""
-        if self._batches is not None and self._batches[0] == self.epoch:
-            return self._batches[1]
+    def make_batches(self) -> list[list[int]]:
         n = len(self.lengths)
         g = torch.Generator().manual_seed(self.seed + self.epoch)
-        order = torch.randperm(n, generator=g).tolist() if self.shuffle else list(range(n))
+        order = self._order(g)
         chunk = 100 * self.batch_size  # about 100 batches per pool, as in the sentence-count bucketing
         batches: list[list[int]] = []
         for c in range(0, n, chunk):
@@ -244,22 +260,7 @@ class TokenBudgetSampler(ShardSampler):
                 batches.append(current)
         if self.shuffle:
             batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
-        self._batches = (self.epoch, batches)
         return batches
-
-    def _shard(self) -> list[list[int]]:
-        batches = self.batches()
-        if self.pad and self.num_replicas > 1:
-            total = math.ceil(len(batches) / self.num_replicas) * self.num_replicas
-            batches = batches + batches[: total - len(batches)]
-        return batches[self.rank :: self.num_replicas]
-
-    def __iter__(self) -> Iterator[list[int]]:
-        skip, self.skip = getattr(self, "skip", 0), 0  # batches, set by ResumableDataLoader for one iteration
-        return iter(self._shard()[skip:])
-
-    def __len__(self) -> int:
-        return len(self._shard())
 
 
 class ResumableDataLoader(torch.utils.data.DataLoader):
@@ -281,8 +282,8 @@ class ResumableDataLoader(torch.utils.data.DataLoader):
             epoch, served = self._resume
             self._resume = None
             if epoch == sampler.epoch and 0 < served < len(self):
-                per_batch = 1 if self.batch_size is None else self.batch_size  # None: the sampler yields batches
-                sampler.skip, self._served = served * per_batch, served
+                sampler.resume_after(served)
+                self._served = served
         for batch in super().__iter__():
             self._served += 1
             yield batch

@@ -277,7 +277,6 @@ class NERDataModule(pl.LightningDataModule):
         if train and self.batch_tokens is not None:
             sampler = TokenBudgetSampler(lengths, self.batch_tokens, num_replicas=world, rank=rank,
                                          seed=self.split_seed)
-            bs = None  # the sampler yields whole batches
             if sampler.over_budget:
                 rank_zero_warn(f"{len(sampler.over_budget)} training sentence(s) are longer than data.batch_tokens="
                                f"{self.batch_tokens} (longest {sampler.over_budget[-1]} tokens); each is a batch of "
@@ -292,7 +291,7 @@ class NERDataModule(pl.LightningDataModule):
                 collate.sentence_ids(s)
         # a generator of its own: starting an epoch then draws nothing from the global random state, so the
         # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
-        return loader(IndexedDataset(sentences), batch_size=bs, sampler=sampler,
+        return loader(IndexedDataset(sentences), batch_size=None, sampler=sampler,  # the sampler yields batches
                       collate_fn=collate, num_workers=self.num_workers,
                       persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
