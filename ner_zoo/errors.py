@@ -57,3 +57,45 @@ class Interrupted(BaseException):
 
 class TrainingDiverged(NerZooError, FloatingPointError):
     """The training loss became NaN or infinite; the message says at which step and what to change."""
+
+
+def check_choices(func: object, values: dict) -> None:
+    """Each argument of ``func`` annotated ``Literal[...]`` (or ``Literal[...] | None``) holds one of its choices,
+    else a one-line ``ValueError``: ``<name> must be a, b or c, got 'x'``. The annotation is the only list of
+    choices: jsonargparse checks it on the command line, this on the Python API. Call it as
+    ``check_choices(Class.__init__, locals())``."""
+    import inspect
+    import typing
+
+    for name, param in inspect.signature(func).parameters.items():
+        hint = param.annotation
+        if name not in values or not (isinstance(hint, str) and "Literal[" in hint or typing.get_origin(hint)):
+            continue
+        if isinstance(hint, str):  # postponed annotations: evaluated in the function's module
+            hint = eval(hint, {**getattr(func, "__globals__", {}), "Literal": typing.Literal})  # noqa: S307
+        choices = _literal_choices(hint)
+        if choices is not None and values[name] not in choices:
+            shown = ["null" if c is None else str(c) for c in choices]
+            listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+            raise ValueError(f"{name} must be {listed}, got {values[name]!r}")
+
+
+def _literal_choices(hint: object) -> list | None:
+    """The values a ``Literal`` (optionally in a union with ``None`` or other literals) allows; None otherwise."""
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return list(typing.get_args(hint))
+    if origin in (typing.Union, types.UnionType):
+        out = []
+        for arg in typing.get_args(hint):
+            if arg is type(None):
+                out.append(None)
+            elif typing.get_origin(arg) is typing.Literal:
+                out += list(typing.get_args(arg))
+            else:
+                return None
+        return out
+    return None

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ner_zoo.errors import check_choices
 from ner_zoo.modules.spans import SpanGrid
 
 
@@ -143,8 +144,7 @@ class SpanLoss(nn.Module):
 
     def __init__(self, reduction: Literal["mean", "sum"] = "mean"):
         super().__init__()
-        if reduction not in ("mean", "sum"):
-            raise ValueError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
+        check_choices(SpanLoss.__init__, locals())
         self.reduction = reduction
 
     def per_span(self, logits: Tensor, grid: SpanGrid, gold: Tensor, gold_mask: Tensor) -> Tensor:

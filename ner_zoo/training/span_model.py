@@ -18,7 +18,7 @@ from torch import Tensor
 
 from ner_zoo.data.batching import Batch, Collator
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.errors import LabelError
+from ner_zoo.errors import LabelError, check_choices
 from ner_zoo.metrics import SpanF1ByLength, SpanF1ByNesting
 from ner_zoo.modules.span_decoding import decode_batch
 from ner_zoo.training.base import NERModule
@@ -107,8 +107,7 @@ class SpanModel(NERModule):
         super().__init__(**kwargs)
         if self.task == "pos":
             raise ValueError("span models predict spans; the pos task has none (use a tagger)")
-        if overlap not in (None, "flat", "nested"):
-            raise ValueError(f"overlap must be 'flat', 'nested' or null, got {overlap!r}")
+        check_choices(SpanModel.__init__, locals())
         self.nested = overlap == "nested" if overlap is not None else self.task == "nested_ner"
         self.num_classes = len(self.vocabs.labels) + 1  # + NONE (id 0)
         self.length_metrics = torch.nn.ModuleDict({stage: SpanF1ByLength() for stage in ("val", "test")})

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.tagging import allowed_transitions, tags_to_spans
+from ner_zoo.errors import check_choices
 from ner_zoo.modules.crf import LinearChainCRF
 from ner_zoo.training.base import NERModule
 
@@ -27,8 +28,7 @@ class SequenceTagger(NERModule):
     def __init__(self, use_crf: bool = True, constrain: bool = True, loss_reduction: Literal["mean", "sum"] = "mean",
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if loss_reduction not in ("sum", "mean"):
-            raise ValueError(f"loss_reduction must be sum or mean, got {loss_reduction!r}")
+        check_choices(SequenceTagger.__init__, locals())
         self.loss_reduction = loss_reduction
         tags = self.vocabs.tags
         if tags is None:
