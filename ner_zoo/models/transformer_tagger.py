@@ -52,12 +52,6 @@ class TransformerTagger(SequenceTagger):
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
 
-    def on_load_checkpoint(self, checkpoint: dict) -> None:
-        super().on_load_checkpoint(checkpoint)  # checks the digest of the weights as stored
-        state = checkpoint.get("state_dict", {})
-        if "casing.embedding.weight" in state:  # saved before the casing embedding moved into the encoder
-            state["encoder.casing.embedding.weight"] = state.pop("casing.embedding.weight")
-
     # model -----------------------------------------------------------------------------------------------
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False).word_states

@@ -27,6 +27,14 @@ from ner_zoo.modules.embeddings import (CasingEmbedding, CharEncoderFactory, Pre
 VectorReader = Callable[[str], tuple[Sequence[str], Any]]
 
 
+def singleton_ids(vocab, train: Sequence) -> torch.Tensor:
+    """Ids of the words seen exactly once in ``train`` (sentences with ``tokens``), counted by vocabulary key
+    (after the vocabulary's lower-casing and digit normalisation, as the ids are looked up)."""
+    counts = Counter(vocab.key(t) for s in train for t in s.tokens)
+    return torch.tensor(sorted(vocab.stoi[w] for w, c in counts.items() if c == 1 and w in vocab.stoi),
+                        dtype=torch.long)
+
+
 class TokenEncoder(nn.Module):
     """Per-word input states ``[B, L, output_dim]`` of a batch: ``[w; c; f...; casing] -> dropout``, then the
     transformer's word states (with its own dropout) appended.
@@ -85,9 +93,7 @@ class TokenEncoder(nn.Module):
                 raise ValueError(f"words.vectors is {self.table.vectors!r} but no vector reader was given")
             log.append(self.load_vectors(self.table.vectors, *read_vectors(self.table.vectors)))
         if self.words.singleton_unk > 0:
-            counts = Counter(self.vocab.key(t) for s in train for t in s.tokens)
-            ids = torch.tensor(sorted(self.vocab.stoi[w] for w, c in counts.items() if c == 1 and w in self.vocab.stoi),
-                               dtype=torch.long)
+            ids = singleton_ids(self.vocab, train)
             self.words.set_singletons(ids)
             log.append(f"singleton_unk {self.words.singleton_unk}: {len(ids)} training singletons read as <unk> "
                        "at that rate in training")

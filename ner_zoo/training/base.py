@@ -39,6 +39,8 @@ from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 from ner_zoo.training.lazy_rows import LazyRows, lazy_rows_apply
+from ner_zoo.training.migrations import migrate_state_dict
+from ner_zoo.training.words import prepare_tokens
 
 FORMAT_VERSION = 1
 CONTEXT_SPLITS = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",), "predict": ("test",)}
@@ -185,6 +187,7 @@ class NERModule(pl.LightningModule):
         training and dev sentences as document context of every encoder that reads context; overrides call
         ``super().prepare(train, context)``.
         """
+        prepare_tokens(self, train)  # pretrained vectors and singletons of every TokenEncoder
         if self.context_encoders():
             if train and all(s.doc_id is None for s in train):
                 rank_zero_warn("the encoder reads neighbouring sentences (context > 0), but the training sentences "
@@ -426,6 +429,7 @@ class NERModule(pl.LightningModule):
             raise CheckpointError(f"{where}: corrupted checkpoint (its weights do not match the sha256 stored when "
                                   "it was saved); use another copy or an earlier checkpoint")
         self._check_vocabularies(checkpoint, where)
+        migrate_state_dict(type(self).__name__, checkpoint.get("state_dict", {}))  # renamed weights of older code
         self._rng_to_restore = checkpoint.get("ner_zoo_rng")
 
     def _check_vocabularies(self, checkpoint: dict, where: str) -> None:
