@@ -21,7 +21,7 @@ from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.dropout import Dropout
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
@@ -42,22 +42,19 @@ class BiLSTMCRF(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
                  lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
-        self.tokens = TokenEncoder(self.vocabs, words, char_encoder, dropout=dropout)
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder)
         self.tokens.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
-        self.dropout = Dropout(dropout)
+        self.dropout = Dropout(dropout)  # on the inputs too: the fast CPU mask (modules/dropout.py)
         self.lstm = BiLSTMEncoder(self.tokens.output_dim, lstm_hidden, num_layers=lstm_layers)
         self.projection = nn.Linear(self.lstm.output_dim, self.num_tags)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        x = self.tokens(batch)
+        x = self.dropout(self.tokens(batch))
         h = self.dropout(self.lstm(x, batch.mask))
         return self.projection(h)

@@ -65,7 +65,7 @@ from torch import nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import NerZooError
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
@@ -161,9 +161,6 @@ class HCR(SequenceTagger):
         loss_reduction: CRF loss over the batch, ``sum`` (the code, with SGD lr 0.015) or ``mean``.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
-
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,

@@ -61,7 +61,7 @@ from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
                                            soft_nms_batch)
@@ -186,10 +186,6 @@ class LocateAndLabel(SpanModel):
             makes the span ``illegal`` (code). A span left empty (start >= end) is illegal either way.
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
-
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
-                    "features_dropout": "encoder_dropout", "eval_width": "max_width", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(freeze=True),
                  char_encoder: CharEncoderFactory | None = None,

@@ -47,7 +47,7 @@ from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, sp
 from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
@@ -240,9 +240,6 @@ class MIN(SequenceTagger):
             BIOES / type tags (not in the paper: 0).
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
-
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", "max_segment": "max_width", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,

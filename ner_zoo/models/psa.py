@@ -34,7 +34,7 @@ from torch import nn
 from torchmetrics.aggregation import MeanMetric
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
@@ -205,9 +205,6 @@ class PSA(SequenceTagger):
         absolute_position: add sinusoidal absolute positions to the embeddings (Table V, model 2).
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
-
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,

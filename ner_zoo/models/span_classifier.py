@@ -31,7 +31,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
@@ -66,10 +66,6 @@ class ExhaustiveSpanClassifier(GridSpanModel):
             ``BoundarySmoothingLoss``).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
-
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
-                    "features_dropout": "encoder_dropout", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,

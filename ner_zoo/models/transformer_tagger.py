@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.modules.transformer import SAVED_FORM, TransformerEncoder
+from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.tagger import SequenceTagger
 
 
@@ -39,10 +39,6 @@ class TransformerTagger(SequenceTagger):
             ``None``: one learning rate for all.
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``.
     """
-
-    RENAMED_KEYS = {k: f"encoder.init_args.{k}" for k in ("model", "pooling", "max_subwords_per_word", "layers",
-                                                          "window_stride", "context", "freeze", "casing_dim")}
-    GROUPS = {"encoder": SAVED_FORM}
 
     def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, dropout: float = 0.1,
                  pretrained_lr: float | None = 2e-5, **kwargs: Any):

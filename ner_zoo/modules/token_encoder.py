@@ -18,7 +18,6 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.modules.dropout import Dropout
 from ner_zoo.modules.embeddings import (CasingEmbedding, CharEncoderFactory, PretrainedStats, WordEmbedding, Words,
                                         casing_ids, pretrained_matrix)
 
@@ -69,8 +68,8 @@ class TokenEncoder(nn.Module):
                                       for name, dim in (features or {}).items())
         self.casing = CasingEmbedding(casing_dim) if casing_dim > 0 else None
         self.encoder = encoder
-        self.dropout = Dropout(dropout)
-        self.encoder_dropout = Dropout(encoder_dropout) if encoder_dropout is not None else None
+        self.dropout = nn.Dropout(dropout)
+        self.encoder_dropout = nn.Dropout(encoder_dropout) if encoder_dropout is not None else None
         dims = [words.dim if words is not None else 0, self.chars.output_dim if self.chars is not None else 0,
                 sum((features or {}).values()), casing_dim, encoder.output_dim if encoder is not None else 0]
         #: size of the word vectors at the front of the output (``forward(batch)[..., :word_dim]``)
