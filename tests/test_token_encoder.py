@@ -84,7 +84,8 @@ def test_prepare_loads_vectors_and_marks_singletons():
     vectors = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
     log = enc.prepare(SENTS, lambda source: (["cat", "paris"], vectors) if source == "file.txt" else None)
     weight = enc.words.embedding.weight
-    assert weight[vocabs.words.stoi["cat"]].tolist() == [1.0, 2.0] and weight[vocabs.words.stoi["Paris"]].tolist() == [3.0, 4.0]
+    stoi = vocabs.words.stoi
+    assert weight[stoi["cat"]].tolist() == [1.0, 2.0] and weight[stoi["Paris"]].tolist() == [3.0, 4.0]
     assert "file.txt" in log[0] and "7 training singletons" in log[1]
     singles = {vocabs.words.itos[i] for i in enc.words.singletons.nonzero().flatten().tolist()}
     assert singles == {"The", "sat", "in", "Paris", "A", "dog", "2nd"}  # "cat" twice

@@ -6,7 +6,8 @@
   Char CNN (30 filters, width 3) + word embedding -> BiLSTM -> CRF.
 
 The two differ only in the injected ``char_encoder`` (``CharBiLSTM`` or ``CharCNN``); ``use_crf: false``
-gives the softmax tagger. Map to code: ``x_t = [w_t; c_t]`` (``self.tokens``, a :class:`~ner_zoo.modules.token_encoder.TokenEncoder`), ``h_t = BiLSTM(x)``,
+gives the softmax tagger. Map to code: ``x_t = [w_t; c_t]`` (``self.tokens``, a
+:class:`~ner_zoo.modules.token_encoder.TokenEncoder`), ``h_t = BiLSTM(x)``,
 emissions ``P = W h + b``, CRF score ``s(x, y) = sum_t A[y_{t-1}, y_t] + P[t, y_t]`` (:mod:`ner_zoo.modules.crf`).
 ``words.singleton_unk`` is Lample et al.'s replacement of training singletons by ``<unk>`` (p = 0.5 there; off by
 default, on in ``configs/baselines/conll2003.yaml``).

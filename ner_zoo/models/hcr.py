@@ -206,7 +206,8 @@ class HCR(SequenceTagger):
 
         self.memory = self.memory_projection = None
         if document_level:
-            self.memory = KeyValueTokenMemory(len(self.vocabs.words), words.dim, h_dim, memory_slots, compatibility, overflow)
+            self.memory = KeyValueTokenMemory(len(self.vocabs.words), words.dim, h_dim, memory_slots, compatibility,
+                                              overflow)
             if fusion == "emission":
                 self.memory_projection = nn.Linear(h_dim, self.num_tags)
 

@@ -6,7 +6,8 @@ and are constructor options here.
 
 Map from the paper to the code:
 
-* Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): ``self.tokens`` (:class:`~ner_zoo.modules.token_encoder.TokenEncoder`).
+* Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): ``self.tokens``
+  (:class:`~ner_zoo.modules.token_encoder.TokenEncoder`).
 * Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MIN.states`.
 * Eqs. 8-10, sentinel, decoder, biaffine pointer ``p(w_i|w_j)`` and ``H^Seg``:
   :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets`

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.modules.embeddings import (CasingEmbedding, CharEncoderFactory, PretrainedStats, WordEmbedding, Words,
+from ner_zoo.modules.embeddings import (CasingEmbedding, CharEncoderFactory, WordEmbedding, Words,
                                         casing_ids, pretrained_matrix)
 
 #: ``source -> (words, vectors [N, D])``: how :meth:`TokenEncoder.prepare` reads pretrained vectors (the data
@@ -108,7 +108,7 @@ class TokenEncoder(nn.Module):
         matrix, stats = pretrained_matrix(self.vocab.itos, words, vectors, normalize_digits=self.vocab.normalize_digits)
         with torch.no_grad():
             self.words.embedding.weight.copy_(matrix)
-        self.words.stats = stats  # type: PretrainedStats
+        self.words.stats = stats  # hit counts (PretrainedStats)
         return f"word embeddings from {source}: {stats}"
 
     # forward ---------------------------------------------------------------------------------------------------
