@@ -34,3 +34,17 @@ def test_model_and_loss_arguments_are_checked_from_their_annotations():
         BiLSTMCRF(vocabs=vocabs, words=Words(dim=4), lstm_hidden=4, char_encoder=None, loss_reduction="max")
     with pytest.raises(ValueError, match=r"^reduction must be mean or sum, got 'none'$"):
         SpanLoss(reduction="none")
+
+
+def test_the_models_annotations_are_the_lists():
+    from ner_zoo.models.hcr import HCR
+    from ner_zoo.models.locate_and_label import LocateAndLabel
+    from ner_zoo.modules.transformer import TransformerEncoder
+
+    for init, name, bad, message in (
+            (HCR.__init__, "fusion", "sum", "fusion must be emission or state, got 'sum'"),
+            (HCR.__init__, "memory_mode", "off", "memory_mode must be as_is, zero or train_only, got 'off'"),
+            (LocateAndLabel.__init__, "crossing", "on", "crossing must be off, after_threshold or code, got 'on'"),
+            (TransformerEncoder.__init__, "pooling", "last", "pooling must be first, mean or max, got 'last'")):
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            check_choices(init, {name: bad})

