@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from ner_zoo.results.table import (data_split, fmt as _fmt, is_partial, label as _label, markdown_table as _markdown_table,
-                                   overlays as _overlays, paper_results, score as _score, section as _section,
-                                   split_cell, test_size_note, trained_epochs, variant as _variant)
+from ner_zoo.results.table import (data_split, fmt as _fmt, is_partial, label as _label,
+                                   markdown_table as _markdown_table, overlays as _overlays, paper_results,
+                                   score as _score, section as _section, split_cell, test_size_note, trained_epochs,
+                                   variant as _variant)
 from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
 from ner_zoo.results.fields import config_hash, decode_sentence_counts
 
