@@ -26,12 +26,16 @@ GUIDE = Path(__file__).resolve().parents[1] / "docs" / "adding_a_model.md"
 MODULE = "ner_zoo.models.window_tagger"
 
 
+SPAN_MODULE = "ner_zoo.models.endpoint_span"
+
+
 def blocks(language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", GUIDE.read_text(encoding="utf-8"), flags=re.S | re.M)
 
 
 MODEL_FILE, ENTRY, BATTERY = blocks("python")
 (CONFIG,) = blocks("yaml")
+(SPAN_FILE,) = blocks("python span")  # the span-model sketch
 REGISTRY_ENTRY = eval("{" + ENTRY + "}", vars(tiny).copy())  # the entry as pasted into TINY's dict
 with patch.dict(tiny.TINY, REGISTRY_ENTRY):  # the battery block reads it at class definition
     exec(compile(BATTERY, f"{GUIDE}:battery", "exec"), globals())  # defines TestWindowTagger
@@ -43,11 +47,14 @@ def guide_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("guide")
     (root / "models").mkdir()
     (root / "models" / "window_tagger.py").write_text(MODEL_FILE)
+    (root / "models" / "endpoint_span.py").write_text(SPAN_FILE)
+    model_module(root / "models" / "endpoint_span.py")
     (root / "configs" / "window_tagger").mkdir(parents=True)
     (root / "configs" / "window_tagger" / "sample.yaml").write_text(CONFIG)
     module = model_module(root / "models" / "window_tagger.py")
     yield root, module
     sys.modules.pop(MODULE, None)
+    sys.modules.pop(SPAN_MODULE, None)
 
 
 def test_guide_blocks_are_the_model_the_entry_and_the_battery(guide_files):
@@ -96,3 +103,24 @@ def test_guide_config_fits_and_predicts(guide_files, tmp_path, monkeypatch, caps
     assert code in (0, None), capsys.readouterr().err
     (row,) = [json.loads(line) for line in (tmp_path / "pred.jsonl").read_text().splitlines()]
     assert row["text"] == "Peter Blackburn visited Paris on Monday ." and "entities" in row
+
+
+class TestGuideSpanSketch(ModelBattery):
+    """The span-model sketch of the guide's section 1 passes the battery (F1 = 1 on the 4 sentences too)."""
+
+    model = {"class_path": f"{SPAN_MODULE}.EndpointSpanClassifier",
+             "init_args": {"words": {"dim": 16}, "optimizer": {"class_path": "torch.optim.Adam",
+                                                               "init_args": {"lr": 0.05}}}}
+
+    def test_contract(self, tmp_path):
+        """``(grid, logits)``: ``logits [B, S, len(labels) + 1]`` on the grid's ``S`` spans; ``self.loss``: a
+        SpanLoss."""
+        from ner_zoo.modules.span_losses import SpanLoss
+        from ner_zoo.modules.spans import SpanGrid
+
+        cli = self._cli(tmp_path)
+        model = cli.model
+        batch = self._batch(cli)
+        grid, logits = model.span_logits(batch)
+        assert isinstance(grid, SpanGrid) and isinstance(model.loss, SpanLoss)
+        assert logits.shape == (*grid.mask.shape, len(model.vocabs.labels) + 1)
