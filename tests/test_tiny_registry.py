@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ner_zoo.testing.tiny import TINY, model_module, unregistered, zoo_modules
+from ner_zoo.testing.tiny import TINY, model_class, model_module, unregistered, zoo_modules
 
 TESTS = Path(__file__).resolve().parent
 
@@ -67,3 +67,14 @@ def test_every_registry_model_has_its_battery(name):
     assert batteries, f"{path.name} has no ModelBattery subclass"
     assert name in _registry_calls(tree), f"{path.name} never builds tiny_model({name!r})"
 
+
+
+def test_every_zoo_model_is_exported_and_in_the_readme():
+    """A model class is exported from ``ner_zoo.models`` and has a row in the README's model table."""
+    import ner_zoo.models
+
+    readme = (TESTS.parent / "README.md").read_text()
+    for name in TINY:
+        cls = model_class(name)
+        assert getattr(ner_zoo.models, cls.__name__, None) is cls and cls.__name__ in ner_zoo.models.__all__, name
+        assert f"| `{cls.__name__}` |" in readme, f"README.md: no row for {cls.__name__} in the model table"
