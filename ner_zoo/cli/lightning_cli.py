@@ -279,7 +279,7 @@ class NERZooCLI(LightningCLI):
         if sub == "fit":
             self.fit_run = self._prepare_fit_run(sub)
         ckpt = self.config[sub].get("ckpt_path") if sub else None
-        if not ckpt or not Path(ckpt).is_file():
+        if not ckpt or not Path(ckpt).is_file() and (sub == "fit" or checkpoint_checks.lightning_name(ckpt)):
             return
         given = _model_args(self.config[sub].get("model"))
         hparams = dict(checkpoint_checks.preflight(ckpt)[0].get("hyper_parameters") or {})

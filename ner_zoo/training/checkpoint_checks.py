@@ -58,6 +58,11 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
     return ckpt
 
 
+def lightning_name(path: str | Path) -> bool:
+    """``--ckpt_path best``/``last``/``hpc``/``registry...``: a name Lightning resolves, not a file."""
+    return str(path) in ("best", "last", "hpc") or str(path).startswith("registry")
+
+
 def class_path(ckpt: dict) -> str | None:
     return ckpt.get("ner_zoo_class") or (ckpt.get("hyper_parameters") or {}).get("_class_path")
 
