@@ -20,15 +20,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from test_robustness import TRAIN, fitted, ner_zoo  # noqa: F401  (fixture)
 
 settings.register_profile("cli-fast", max_examples=12, deadline=None, database=None, derandomize=True,
                           suppress_health_check=list(HealthCheck))
-settings.register_profile("cli-slow", max_examples=150, deadline=None, database=None, derandomize=True,
-                          suppress_health_check=list(HealthCheck))
+settings.register_profile("cli-slow", max_examples=int(os.environ.get("NER_ZOO_INVARIANT_EXAMPLES", 150)),
+                          deadline=None, database=None, derandomize="NER_ZOO_INVARIANT_EXAMPLES" not in os.environ,
+                          suppress_health_check=list(HealthCheck),
+                          phases=[Phase.explicit, Phase.generate, Phase.target])  # no shrinking: each run is slow
 FAST, SLOW = settings.get_profile("cli-fast"), settings.get_profile("cli-slow")
 
 SPACES = [" ", "\t", "\u00a0", "\u3000", "\u2009", "  ", "\t\t"]
@@ -353,3 +355,55 @@ def test_damaged_checkpoint_invariants(fitted, fitted_bytes, capsys, data, comma
 def test_damaged_checkpoint_invariants_long(fitted, fitted_bytes, capsys, data, command):
     how, what = data.draw(damaged_checkpoint(fitted_bytes))
     _checkpoint(capsys, fitted, how, what, command)
+
+
+# --- compare: a record with any field of any type is shown or skipped with a warning naming it ------------------
+RECORD_FIELDS = ["model", "data", "config", "test", "test.f1", "test.precision", "val", "best_val", "hardware",
+                 "hardware.gpu", "epoch_seconds", "epochs", "protocol", "protocol.steps", "status", "seed",
+                 "variant", "precision", "encoder", "overlays", "fit_seconds", "data_split", "versions", "devices",
+                 "nodes", "segments", "config_hash", "best_epoch"]
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 10**12) | st.floats(allow_nan=False)
+                           | st.sampled_from(["", "x", "0.9", "nan", "gpu"]),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+                               ["f1", "steps", "gpu", "a"]), inner, max_size=3), max_leaves=6)
+
+
+def _compare(capsys, edits: list) -> None:
+    import json
+
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        good, bad = folder / "good", folder / "bad"
+        for d in (good, bad):
+            d.mkdir()
+        base = {"model": "M", "data": "D", "config": {}, "test": {"f1": 0.5}, "status": "completed", "epochs": 1}
+        (good / "results.json").write_text(json.dumps(base))
+        rec = json.loads(json.dumps({**base, "model": "Other"}))
+        for key, value in edits:
+            head, _, tail = key.partition(".")
+            if tail:
+                rec[head] = rec.get(head) if isinstance(rec.get(head), dict) else {}
+                rec[head][tail] = value
+            else:
+                rec[head] = value
+        (bad / "results.json").write_text(json.dumps(rec))
+        before = digest([good / "results.json", bad / "results.json"])
+        rc, out, err = ner_zoo(capsys, "compare", good, bad, "--only-runs")
+        check(rc, err, folder)
+        assert rc == 0 and "| M | D |" in out, (out, err[-2000:])  # the good run is always shown
+        assert digest([good / "results.json", bad / "results.json"]) == before
+    finally:
+        shutil.rmtree(folder)
+
+
+@settings(FAST, max_examples=5)
+@given(edits=st.lists(st.tuples(st.sampled_from(RECORD_FIELDS), JSON_VALUES), min_size=1, max_size=3))
+def test_compare_record_invariants(capsys, edits):
+    _compare(capsys, edits)
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=400)
+@given(edits=st.lists(st.tuples(st.sampled_from(RECORD_FIELDS), JSON_VALUES), min_size=1, max_size=3))
+def test_compare_record_invariants_long(capsys, edits):
+    _compare(capsys, edits)
