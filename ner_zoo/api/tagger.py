@@ -1,18 +1,20 @@
 """``ner_zoo.load(path)`` -> :class:`Tagger`: a trained model applied to raw text or tokens, giving entities with
-character offsets and a confidence each. No Trainer, nothing printed."""
+character offsets and a confidence each. No Trainer, nothing printed. torch is imported on first use: a folder
+exported with ``--format onnx`` runs on onnxruntime alone (:mod:`ner_zoo.api.onnx`)."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ner_zoo.api.text import Token, sentences as split_text
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,16 @@ class Entity:
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
+    import torch
+
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device("cpu" if device == "cpu" else device)
 
 
 def load_any(path: str | Path, device: str | torch.device | None = None):
-    """The model stored in ``path``: an exported folder (``config.json`` + ``model.safetensors``) or a checkpoint."""
+    """The model stored in ``path``: an exported folder (``config.json`` + ``model.safetensors``) or a checkpoint
+    (an ONNX folder: :func:`ner_zoo.api.onnx.load_onnx`)."""
     path = Path(path)
     if path.is_dir():
         from ner_zoo.api.export import load_folder
@@ -100,6 +105,8 @@ class Tagger:
     # prediction ---------------------------------------------------------------------------------------------
     def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
         """``(spans, scores)`` per sentence, in input order (empty sentences give no spans)."""
+        import torch
+
         model = self.model
         todo = [(i, s) for i, s in enumerate(sentences) if len(s.tokens)]
         out: list[tuple[list[Span], list[float] | None]] = [([], []) for _ in sentences]
@@ -127,6 +134,8 @@ class Tagger:
         return self.model.decode(batch)
 
     def _autocast(self, device: torch.device):
+        import torch
+
         if self.precision.startswith("bf16"):
             return torch.autocast(device.type, dtype=torch.bfloat16)
         if self.precision.startswith("16"):
@@ -198,5 +207,14 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
         device: ``cpu``, ``cuda``, ``cuda:1`` ...; default: a GPU when there is one.
         batch_size: sentences per forward pass.
         precision: ``32``, ``bf16`` or ``16``.
+
+    A folder exported with ``--format onnx`` gives an :class:`~ner_zoo.api.onnx.OnnxTagger` (same interface; runs
+    on onnxruntime without torch).
     """
+    from ner_zoo.api.onnx import is_onnx_folder
+
+    if is_onnx_folder(path):
+        from ner_zoo.api.onnx import OnnxTagger
+
+        return OnnxTagger(path, device=device, batch_size=batch_size)
     return Tagger(load_any(path, device), batch_size=batch_size, precision=precision)

@@ -300,6 +300,12 @@ def parser() -> argparse.ArgumentParser:
 def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
     """The model in ``path`` as a Tagger, loaded without Lightning where the stand-ins suffice
     (:mod:`ner_zoo.cli.light`; a smoke prediction checks them), else with it."""
+    from ner_zoo.api.onnx import is_onnx_folder
+
+    if is_onnx_folder(path):  # onnxruntime: no torch, no Lightning
+        from ner_zoo.api.onnx import OnnxTagger
+
+        return OnnxTagger(path, device=None if device == "auto" else device, batch_size=batch_size, _allow_pos=True)
     from ner_zoo.cli import light
 
     def load():
