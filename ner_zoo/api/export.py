@@ -18,11 +18,12 @@ import importlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from ner_zoo.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import torch
 
 FORMAT = 1
 ENCODER_CLASS = "ner_zoo.modules.transformer.TransformerEncoder"
@@ -67,6 +68,8 @@ def saved_hparams(path: Path, cls) -> dict:
     """The init arguments as saved (nested components as ``class_path``/``init_args``, not objects)."""
     if path.is_dir():
         return json.loads((path / "config.json").read_text())["hyper_parameters"]
+    import torch
+
     hp = dict(torch.load(path, map_location="cpu", weights_only=True, mmap=True).get("hyper_parameters") or {})
     return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
 
