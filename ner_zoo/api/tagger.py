@@ -89,6 +89,7 @@ class Tagger:
         self.batch_size = batch_size
         self.precision = str(precision)
         self.split_sentences = split_sentences
+        self._modules: dict = {}  # set by load: the stand-in modules the model was loaded under
 
     @property
     def device(self) -> torch.device:
@@ -105,6 +106,12 @@ class Tagger:
     # prediction ---------------------------------------------------------------------------------------------
     def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
         """``(spans, scores)`` per sentence, in input order (empty sentences give no spans)."""
+        from ner_zoo.cli.light import attached
+
+        with attached(self._modules):  # the model's lazy imports see what it was loaded under
+            return self._predict_sentences(sentences)
+
+    def _predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
         import torch
 
         model = self.model
@@ -127,9 +134,7 @@ class Tagger:
         return out
 
     def _decode(self, batch) -> list:
-        from ner_zoo.training.tagger import SequenceTagger
-
-        if isinstance(self.model, SequenceTagger):
+        if hasattr(self.model, "from_emissions"):  # a SequenceTagger (no isinstance: see load's stand-ins)
             return self.model.from_emissions(self.model.emissions(batch), batch.mask, with_scores=True)
         return self.model.decode(batch)
 
@@ -199,7 +204,8 @@ def entities(text: str, toks: Sequence[Token], spans: Iterable[Span], scores: Se
     return sorted(out, key=lambda e: (e.start, -e.end, e.label))
 
 
-def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32") -> Tagger:
+def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32",
+         _allow_pos: bool = False, _keep_light: bool = False) -> Tagger:
     """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit`` or a folder written by ``ner-zoo export``.
 
     Args:
@@ -209,12 +215,27 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
         precision: ``32``, ``bf16`` or ``16``.
 
     A folder exported with ``--format onnx`` gives an :class:`~ner_zoo.api.onnx.OnnxTagger` (same interface; runs
-    on onnxruntime without torch).
+    on onnxruntime without torch). Otherwise the model is loaded without importing Lightning (~5 s) where
+    :mod:`ner_zoo.cli.light`'s stand-ins suffice (checked by a smoke prediction; else with the real package);
+    they are removed again afterwards, so training in the same process later imports the real Lightning.
     """
     from ner_zoo.api.onnx import is_onnx_folder
 
     if is_onnx_folder(path):
         from ner_zoo.api.onnx import OnnxTagger
 
-        return OnnxTagger(path, device=device, batch_size=batch_size)
-    return Tagger(load_any(path, device), batch_size=batch_size, precision=precision)
+        return OnnxTagger(path, device=device, batch_size=batch_size, _allow_pos=_allow_pos)
+
+    def build() -> Tagger:
+        tagger = Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=_allow_pos)
+        tagger.predict_sentences([Sentence(["Smoke", "test", "."])])  # fails here if a stand-in falls short
+        for encoder in tagger.model.context_encoders():  # the smoke sentence is no context of the real input
+            encoder.documents = type(encoder.documents)()
+        return tagger
+
+    from ner_zoo.cli import light
+
+    if _keep_light:  # a short-lived CLI process: the stand-ins stay
+        return light.with_real_fallback(build)
+    tagger, tagger._modules = light.with_real_fallback_detached(build)
+    return tagger

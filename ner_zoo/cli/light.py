@@ -3,8 +3,9 @@ commands that only read data or run a trained model (``predict``, ``serve``, ``d
 without importing them (~3-5 s of CPU: Lightning pulls in torch._dynamo, torchmetrics pulls in transformers,
 scipy and more). Measured in benchmarks/startup.py.
 
-Used only by those CLI commands, in their own short-lived process, and only when neither package was imported
-yet: :func:`installed` puts modules named ``lightning``, ``lightning.pytorch``... into ``sys.modules``. The
+Used by those CLI commands, in their own short-lived process, and by ``ner_zoo.load`` (which takes them out of
+``sys.modules`` again once the model is loaded: :func:`with_real_fallback_detached`), only when neither package
+was imported yet: :func:`installed` puts modules named ``lightning``, ``lightning.pytorch``... into ``sys.modules``. The
 stand-in ``LightningModule`` is a ``torch.nn.Module`` with what inference uses (``save_hyperparameters``,
 ``hparams``, ``device``, ``load_from_checkpoint``; no Trainer); metrics keep states but never synchronise.
 Anything beyond that raises, and :func:`installed` then removes every stand-in and every module imported
@@ -203,3 +204,55 @@ def with_real_fallback(fn: Callable[[], Any]) -> Any:
         except Exception:  # noqa: BLE001 - anything the stand-ins lack: the real packages decide
             remove()
     return fn()
+
+
+def detach() -> dict[str, types.ModuleType]:
+    """Take the stand-ins and the ner_zoo modules imported under them out of ``sys.modules``; returns them."""
+    names = [n for n in sys.modules if (n.split(".")[0] in STUBBED and getattr(sys.modules[n], _MARK, False))
+             or (n.startswith("ner_zoo.") and n not in _BEFORE)]
+    return {n: sys.modules.pop(n) for n in names}
+
+
+def with_real_fallback_detached(fn: Callable[[], Any]) -> tuple[Any, dict[str, types.ModuleType]]:
+    """:func:`with_real_fallback` for a long-lived process (``ner_zoo.load``, which may train later): afterwards
+    the stand-ins and the modules imported under them are out of ``sys.modules`` again, so a later ``import
+    lightning`` gets the real package. Returns ``(fn(), those modules)``; what ``fn`` made runs with them put back
+    (:func:`attached`), since its code may import lazily."""
+    modules: dict[str, types.ModuleType] = {}
+
+    def run() -> Any:
+        result = fn()
+        if active():
+            modules.update(detach())
+        return result
+
+    from ner_zoo.errors import NerZooError
+
+    try:
+        return with_real_fallback(run), modules
+    except NerZooError:
+        if active():
+            remove()
+        raise
+
+
+@contextlib.contextmanager
+def attached(modules: dict[str, types.ModuleType]) -> Iterator[None]:
+    """``modules`` (from :func:`detach`) back in ``sys.modules`` for the duration; ner_zoo modules first imported
+    meanwhile join them afterwards (they were imported under the stand-ins). Not thread-safe: one call at a time."""
+    if not modules:
+        yield
+        return
+    saved = {n: sys.modules.get(n) for n in modules}
+    before = set(sys.modules) | set(modules)
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
+        for n in [n for n in sys.modules if n not in before and (n.startswith("ner_zoo.") or n.split(".")[0] in STUBBED)]:
+            modules[n] = sys.modules.pop(n)
+        for n, m in saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
