@@ -106,7 +106,7 @@ class Tagger:
     # prediction ---------------------------------------------------------------------------------------------
     def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
         """``(spans, scores)`` per sentence, in input order (empty sentences give no spans)."""
-        from ner_zoo.cli.light import attached
+        from ner_zoo.api.light import attached
 
         with attached(self._modules):  # the model's lazy imports see what it was loaded under
             return self._predict_sentences(sentences)
@@ -216,7 +216,7 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
 
     A folder exported with ``--format onnx`` gives an :class:`~ner_zoo.api.onnx.OnnxTagger` (same interface; runs
     on onnxruntime without torch). Otherwise the model is loaded without importing Lightning (~5 s) where
-    :mod:`ner_zoo.cli.light`'s stand-ins suffice (checked by a smoke prediction; else with the real package);
+    :mod:`ner_zoo.api.light`'s stand-ins suffice (checked by a smoke prediction; else with the real package);
     they are removed again afterwards, so training in the same process later imports the real Lightning.
     """
     from ner_zoo.api.onnx import is_onnx_folder
@@ -233,7 +233,7 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
             encoder.documents = type(encoder.documents)()
         return tagger
 
-    from ner_zoo.cli import light
+    from ner_zoo.api import light
 
     if _keep_light:  # a short-lived CLI process: the stand-ins stay
         return light.with_real_fallback(build)
