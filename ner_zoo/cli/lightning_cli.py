@@ -270,7 +270,7 @@ class NERZooCLI(LightningCLI):
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
         differ from what the command line or config gave, give keys renamed since the checkpoint was saved their
-        current names (``RENAMED_KEYS``), and turn an unreadable file into one line."""
+        current names (``training/migrations.py``), and turn an unreadable file into one line."""
         sub = self.config.get("subcommand")
         if sub == "fit":
             self.fit_run = self._prepare_fit_run(sub)

@@ -2,7 +2,7 @@
 modules' ``predicted_columns``, notebooks and benchmarks use.
 
 The checkpoint carries the model class, its init arguments (keys renamed since are mapped to their current
-names, ``RENAMED_KEYS``), the vocabularies and label set, so nothing else is needed.
+names, ``training/migrations.py``), the vocabularies and label set, so nothing else is needed.
 """
 
 from __future__ import annotations
