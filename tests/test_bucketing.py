@@ -7,6 +7,7 @@ import random
 from torch.utils.data import DataLoader
 
 from ner_zoo.data.batching import IndexedDataset, ShardSampler
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 
 def test_loader_batches_are_the_sorted_buckets_when_the_last_one_is_short():
@@ -23,3 +24,24 @@ def test_loader_batches_are_the_sorted_buckets_when_the_last_one_is_short():
     assert padded < 1.05 * sum(lengths)
     order = [i for b in batches for i in b]
     assert order != sorted(order)  # still shuffled
+
+
+def test_transformer_tagger_batches_are_bucketed_by_sub_words(tmp_path, tiny_bert_dir):  # noqa: F811
+    import copy
+
+    from battery import SAMPLE_DATA, build
+    from ner_zoo.testing.tiny import tiny_model
+
+    data = copy.deepcopy(SAMPLE_DATA)
+    data["init_args"]["bucket"] = True
+    cli = build(tiny_model("transformer_tagger", tiny_bert_dir, use_crf=False), data, tmp_path,
+                trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1}, subcommand="fit")
+    dm, encoder = cli.datamodule, cli.model.encoder
+    train = dm.train_sentences()
+    subwords = [len(encoder.tokenizer(list(s.tokens), is_split_into_words=True, add_special_tokens=False)["input_ids"])
+                for s in train]
+    assert subwords != [len(s) for s in train]  # the test tells the two apart
+    assert dm.model_lengths is not None
+    assert dm.train_dataloader().sampler.lengths == subwords
+    dev = dm.sentences("dev")
+    assert dm.val_dataloader().sampler.lengths == encoder.subword_lengths([s.tokens for s in dev])

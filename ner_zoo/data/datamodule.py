@@ -142,6 +142,9 @@ class NERDataModule(pl.LightningDataModule):
         self._splits: dict[str, list[Sentence]] = {}
         #: the model's collator, handed over by its ``setup`` (``None``: the vocabularies' collator)
         self.model_collate: Callable | None = None
+        #: the lengths the model's batches cost, by which ``bucket`` sorts (``None``: words), handed over by models
+        #: whose cost is not the word count (the TransformerTagger's sub-words)
+        self.model_lengths: Callable[[list[Sentence]], list[int]] | None = None
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -280,6 +283,8 @@ class NERDataModule(pl.LightningDataModule):
                                f"{self.batch_tokens} (longest {sampler.over_budget[-1]} tokens); each is a batch of "
                                "its own")
         else:
+            if self.model_lengths is not None and (self.bucket or not train):
+                lengths = self.model_lengths(sentences)
             sampler = ShardSampler(lengths, bs, shuffle=train, bucket=self.bucket or not train, pad=train,
                                    num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
