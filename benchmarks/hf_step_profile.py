@@ -12,9 +12,12 @@ first-epoch order (length buckets). Parts timed per step (median ms over the bat
   as ``vs_hf.py`` hands it to the Trainer: no ``fused``/``foreach`` given), ``zero_grad``.
 
 Also the sub-word positions each runs (padding included) and, with ``--profile``, the top operators of
-``torch.profiler`` over a few steps of each.
+``torch.profiler`` over a few steps of each. With ``--predict N``: prediction on the first N test sentences,
+interleaved rounds in this process, the zoo's Python API (``Tagger(model)(tokens=...)``, as ``ner_zoo.load``
+returns it) against ``pipeline("token-classification", aggregation_strategy="first")`` on the same weights
+(untrained head: the speed does not depend on it), sentences per second.
 
-Usage: ``python benchmarks/hf_step_profile.py [--batches 8] [--rounds 2] [--threads 1] [--profile]``
+Usage: ``python benchmarks/hf_step_profile.py [--batches 8] [--rounds 2] [--threads 1] [--profile] [--predict N]``
 """
 
 from __future__ import annotations
@@ -121,6 +124,30 @@ def whole(parts: dict) -> list[float]:
     return [sum(parts[k][i] for k in keys) for i in range(len(parts["collate"]))]
 
 
+def predict_rounds(model, peer, tokenizer, dm, a) -> None:
+    from transformers import pipeline
+
+    from ner_zoo.api.tagger import Tagger
+
+    words = [list(s.tokens) for s in dm.sentences("test")[:a.predict]]
+    itos = model.vocabs.tags.itos
+    peer.config.id2label, peer.config.label2id = dict(enumerate(itos)), {t: i for i, t in enumerate(itos)}
+    tagger = Tagger(model.eval(), batch_size=64)
+    pipe = pipeline("token-classification", model=peer.eval(), tokenizer=tokenizer, aggregation_strategy="first")
+    texts = [" ".join(w) for w in words]
+    runs = {"zoo": lambda: tagger(tokens=words), "peer": lambda: pipe(texts, batch_size=64)}
+    got: dict = {k: [] for k in runs}
+    for _ in range(a.rounds):
+        for k, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            got[k].append(len(words) / (time.perf_counter() - start))
+    zoo, pip = statistics.median(got["zoo"]), statistics.median(got["peer"])
+    print(f"\nprediction, {len(words)} test sentences, {a.rounds} interleaved rounds, load average "
+          f"{os.getloadavg()[0]:.2f}: zoo API {', '.join(f'{x:.1f}' for x in got['zoo'])} sentences/s, pipeline "
+          f"{', '.join(f'{x:.1f}' for x in got['peer'])}; predict_ratio (medians) = {zoo / pip:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batches", type=int, default=8)
@@ -128,6 +155,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="torch.profiler's top operators of each")
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--predict", type=int, default=0, help="also prediction on the first N test sentences")
     a = ap.parse_args()
     dm, model = zoo_setup(a.threads)
     opt = fused_if_unset(torch.optim.AdamW(model.parameter_groups(), lr=1e-3, weight_decay=0.01))
@@ -165,6 +193,8 @@ def main() -> None:
             print(f"| {k} | {z} | {p} |")
         zw, pw = statistics.median(whole(zp)), statistics.median(whole(pp))
         print(f"| whole step | {zw:.1f} | {pw:.1f} |\n\nstep ratio (peer ms / zoo ms) = {pw / zw:.2f}")
+    if a.predict:
+        predict_rounds(model, peer, pcollate.tokenizer, dm, a)
     if a.profile:
         from torch.profiler import ProfilerActivity, profile
 

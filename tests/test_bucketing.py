@@ -45,3 +45,37 @@ def test_transformer_tagger_batches_are_bucketed_by_sub_words(tmp_path, tiny_ber
     assert dm.train_dataloader().sampler.lengths == subwords
     dev = dm.sentences("dev")
     assert dm.val_dataloader().sampler.lengths == encoder.subword_lengths([s.tokens for s in dev])
+
+
+def test_tagger_sorts_by_the_lengths_the_model_hands_over():
+    """The Python API batches sentences in the order of ``bucket_lengths`` (a transformer's sub-words) when the
+    model has it, else by words."""
+    import torch
+
+    from ner_zoo.api.tagger import Tagger
+    from ner_zoo.data.schema import Sentence
+
+    class Fake(torch.nn.Module):
+        is_pos = False
+
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+            self.batches: list[list[int]] = []
+
+        def context_encoders(self):
+            return []
+
+        def bucket_lengths(self, sentences):
+            return [10 - len(s.tokens) for s in sentences]  # the longest sentence costs least
+
+        def collate(self, chunk):
+            self.batches.append([len(s.tokens) for _, s in chunk])
+            return torch.zeros(len(chunk))
+
+        def decode(self, batch):
+            return [[] for _ in range(len(batch))]
+
+    model = Fake()
+    Tagger(model, batch_size=2).predict_sentences([Sentence(["w"] * n) for n in (1, 5, 3, 2, 4, 6)])
+    assert model.batches == [[6, 5], [4, 3], [2, 1]]
