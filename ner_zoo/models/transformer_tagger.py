@@ -58,16 +58,10 @@ class TransformerTagger(SequenceTagger):
         if "casing.embedding.weight" in state:  # saved before the casing embedding moved into the encoder
             state["encoder.casing.embedding.weight"] = state.pop("casing.embedding.weight")
 
-    def setup(self, stage: str) -> None:
-        """Also hands :meth:`bucket_lengths` to the data module: a step costs sub-words, not words."""
-        super().setup(stage)
-        dm = self.trainer.datamodule if self._trainer is not None else None
-        if dm is not None and hasattr(dm, "model_lengths"):
-            dm.model_lengths = self.bucket_lengths
-
     def bucket_lengths(self, sentences) -> list[int]:
-        """Sub-words per sentence (length buckets by words left 1.43x as many positions as real sub-words on
-        CoNLL-2003 with MiniLM at batch 32, by sub-words 1.03x: docs/benchmarks.md)."""
+        """Sub-words per sentence, by which the data module and the Python API sort batches: a step costs
+        sub-words (CoNLL-2003, MiniLM, batch 32: buckets by words ran 1.48x the real sub-word positions, by
+        sub-words 1.03x; docs/benchmarks.md)."""
         return self.encoder.subword_lengths([s.tokens for s in sentences])
 
     # model -----------------------------------------------------------------------------------------------
