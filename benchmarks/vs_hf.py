@@ -18,7 +18,8 @@ Training time runs from the first epoch's start to the end of the last training 
 evaluation excluded, for both); ``--max-steps N`` stops both after N steps (the schedule then spans N steps,
 for both). Dev F1 is the project's span F1 (``ner_zoo.metrics.report.span_prf``: exact match, micro) over the
 whole dev set after training, for both: the zoo's dev predictions through its Python API, the peer's from
-``Trainer.predict`` logits read at each word's first sub-word (one batched tokenisation of the dev set).
+its logits read at each word's first sub-word (one batched tokenisation of the dev set, batches of 64 in input
+order: ``Trainer.predict`` would reorder them, since transformers 5 groups evaluation batches by length too).
 
 Prediction. The trained zoo checkpoint through the Python API (``ner_zoo.load(...)(tokens=...)``: entities with
 character offsets) against the trained peer model through ``pipeline("token-classification",
@@ -236,15 +237,20 @@ def peer_train(args) -> dict:
     tokenizer.save_pretrained(str(out / "model"))
     train_s, load = timer.end - timer.start, [timer.load, load_average()]
     enc = tokenizer(dev_words, truncation=True, is_split_into_words=True)  # one batched call for the dev set
-    dev = datasets.Dataset.from_dict(dict(enc))
-    predicted = trainer.predict(dev).predictions.argmax(-1)  # [sentences, padded sub-words]
+    # in input order: Trainer.predict would not keep it (transformers 5 groups evaluation batches by length too)
+    model.eval()
+    collator, predicted = trainer.data_collator, []
+    with torch.no_grad():
+        for lo in range(0, len(dev_words), 64):
+            batch = collator([{k: enc[k][i] for k in enc.keys()} for i in range(lo, min(lo + 64, len(dev_words)))])
+            predicted += model(**{k: v.to(model.device) for k, v in batch.items()}).logits.argmax(-1).tolist()
     pred_spans = []
     for i, w in enumerate(dev_words):
         word_ids = enc.word_ids(i)
         first = [pos for pos, word in enumerate(word_ids) if word is not None and word != word_ids[pos - 1]]
         seq = ["O"] * len(w)
         for pos in first:
-            seq[word_ids[pos]] = labels[predicted[i, pos]]
+            seq[word_ids[pos]] = labels[predicted[i][pos]]
         pred_spans.append(_spans(seq))
     return {"steps": timer.steps, "train_s": round(train_s, 2), "steps_per_s": round(timer.steps / train_s, 3),
             "dev_f1": span_f1(dev_gold, pred_spans), "model_dir": str(out / "model"), "load": load}
