@@ -186,7 +186,8 @@ def main() -> None:
         for g, f in zip(groups[1:], feats[1:]):
             zoo_step(model, opt, g, zp)
             peer_step(peer, popt, pcollate, f, pp)
-        print(f"\nround {r} (median ms per step), load average {os.getloadavg()[0]:.2f}\n\n| part | zoo | peer |\n|---|---:|---:|")
+        print(f"\nround {r} (median ms per step), load average {os.getloadavg()[0]:.2f}\n")
+        print("| part | zoo | peer |\n|---|---:|---:|")
         for k in dict.fromkeys([*zp, *pp]):
             z = f"{statistics.median(zp[k]):.1f}" if k in zp else ""
             p = f"{statistics.median(pp[k]):.1f}" if k in pp else ""

@@ -344,7 +344,8 @@ def main() -> None:
         args.work = Path(tmp)
         args.data_dir = args.work / "conll2003"
         kept = cut_corpus(data_root() / "conll2003", args.data_dir, args.sentences)
-        print(f"# {kept} training sentences, {args.epochs} epoch(s){f' cut at {args.max_steps} steps' if args.max_steps else ''}, batch {args.batch_size}, {args.threads} "
+        cut = f" cut at {args.max_steps} steps" if args.max_steps else ""
+        print(f"# {kept} training sentences, {args.epochs} epoch(s){cut}, batch {args.batch_size}, {args.threads} "
               f"thread(s), {args.device}{' bf16' if args.bf16 else ''}, {args.rounds} round(s) zoo/peer "
               f"interleaved; encoder {args.model}", flush=True)
         train, pred = [], []
@@ -362,8 +363,8 @@ def main() -> None:
                     pred.append((name, r, res))
     print("\n| run | round | steps | train s | steps/s | dev F1 | load average |\n|---|---:|---:|---:|---:|---:|---|")
     for name, r, res in train:
-        print(f"| {name} | {r} | {res['steps']} | {res['train_s']:.1f} | {res['steps_per_s']:.2f} | {res['dev_f1']:.2f} "
-              f"| {res['load'][0]:.1f}-{res['load'][1]:.1f} |")
+        print(f"| {name} | {r} | {res['steps']} | {res['train_s']:.1f} | {res['steps_per_s']:.2f} "
+              f"| {res['dev_f1']:.2f} | {res['load'][0]:.1f}-{res['load'][1]:.1f} |")
     med = {n: statistics.median(x["steps_per_s"] for m, _, x in train if m == n) for n in ("zoo", "peer")}
     f1 = {n: statistics.median(x["dev_f1"] for m, _, x in train if m == n) for n in ("zoo", "peer")}
     print(f"\nmedian steps/s: zoo {med['zoo']:.2f}, peer {med['peer']:.2f}; median dev F1: zoo {f1['zoo']:.2f}, "
