@@ -307,3 +307,14 @@ def test_results_md_and_figure_regenerate_byte_for_byte(tmp_path, monkeypatch):
     text = out.read_text().replace(f"--output {out}", "--output docs/results.md")
     assert text == (root / "docs" / "results.md").read_text()
     assert (tmp_path / "results_forest.svg").read_bytes() == (root / "docs" / "results_forest.svg").read_bytes()
+
+
+def test_recipe_ignores_data_defaults_added_after_older_records():
+    """Records written before ``train_on`` existed pair with new records at its default, not with train+dev."""
+    from ner_zoo.results.paired import shared_recipe
+
+    def rec(**data):
+        return {"config": {"trainer": {"max_epochs": 3}, "data": {"class_path": "X", "init_args": {"batch_size": 8, **data}}}}
+
+    assert shared_recipe(rec()) == shared_recipe(rec(train_on="train"))
+    assert shared_recipe(rec()) != shared_recipe(rec(train_on="train+dev"))

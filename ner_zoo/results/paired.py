@@ -62,10 +62,18 @@ def _without_none(d):
     return [_without_none(v) for v in d] if isinstance(d, list) else d
 
 
+#: data arguments added after records were written, at the value that older records (which lack them) ran with
+LATER_DATA_DEFAULTS = {"train_on": "train"}
+
+
 def shared_recipe(rec: dict) -> str:
     """Hash of what both arms of a comparison must share: the trainer and data sections of the config and the
     model's optimisation arguments (:data:`RECIPE_ARGS`)."""
     config = _without_none(rec.get("config") or {})
+    data_args = (config.get("data") or {}).get("init_args") or {}
+    for key, default in LATER_DATA_DEFAULTS.items():
+        if data_args.get(key) == default:
+            del data_args[key]
     init = (config.get("model") or {}).get("init_args") or {}
     return config_hash({"trainer": config.get("trainer"), "data": config.get("data"),
                         "optim": {k: init[k] for k in RECIPE_ARGS if k in init}})
