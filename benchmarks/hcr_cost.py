@@ -50,7 +50,7 @@ def make_models(dm, device: torch.device, slots: int) -> dict:
             g = torch.Generator().manual_seed(1)
             with torch.no_grad():
                 mem = model.memory
-                mem.keys.copy_(model.embedder.words.embedding.weight[_slot_words(mem)])
+                mem.keys.copy_(model.tokens.words.embedding.weight[_slot_words(mem)])
                 mem.values.copy_(torch.randn(mem.values.shape, generator=g) * 0.1)
                 mem.written.fill_(True)
         model = model.to(device).train()

@@ -86,8 +86,8 @@ def load_reference(path: Path, model, dm, groups):
     collate = vocabs.collator()
     data = [(collate.sentence_ids(s)[0].tolist(), [form_id[t] for t in s.tokens], collate.sentence_ids(s)[3].tolist())
             for g in groups for _, s in g]
-    net = ref.BiLSTMCRF(torch.randn(len(vocabs.words), model.embedder.words.output_dim), len(vocabs.chars),
-                        form_chars, form_len, model.num_tags, hidden=model.encoder.lstm.hidden_size)
+    net = ref.BiLSTMCRF(torch.randn(len(vocabs.words), model.tokens.words.output_dim), len(vocabs.chars),
+                        form_chars, form_len, model.num_tags, hidden=model.lstm.lstm.hidden_size)
     opt = torch.optim.SGD(net.parameters(), lr=0.015, momentum=0.9)
     batches = [list(range(i, i + len(g))) for i, g in zip(range(0, len(data), 10), groups)]
 
@@ -123,7 +123,7 @@ def main() -> None:
     groups = [items[i:i + 10] for i in range(0, len(items), 10)]
     warm = dm.vocabularies.collator()
     batches = [warm(g) for g in groups]
-    chars = model.embedder.chars
+    chars = model.tokens.chars
     char_dropout = chars.dropout.p
 
     def collate_cold():
@@ -143,15 +143,15 @@ def main() -> None:
         chars.dropout.p = char_dropout
         plain_paths(False)
 
-    x_cache = [torch.randn(*b.words.shape, model.embedder.output_dim) for b in batches]
+    x_cache = [torch.randn(*b.words.shape, model.tokens.output_dim) for b in batches]
 
     def word_step(plain: bool):
         plain_paths(plain)
         for b, x in zip(batches, x_cache):
-            model.encoder(x, b.mask).sum().backward()
+            model.lstm(x, b.mask).sum().backward()
         plain_paths(False)
 
-    drop_inputs = [(x.clone().requires_grad_(), torch.randn(*b.words.shape, model.encoder.output_dim,
+    drop_inputs = [(x.clone().requires_grad_(), torch.randn(*b.words.shape, model.lstm.output_dim,
                                                             requires_grad=True)) for b, x in zip(batches, x_cache)]
 
     def dropout_step(plain: bool):
@@ -176,7 +176,7 @@ def main() -> None:
         for _ in batches:
             opt.step()
 
-    embedding = model.embedder.words.embedding.weight
+    embedding = model.tokens.words.embedding.weight
     rows = [torch.unique(b.words) for b in batches]
 
     def clip_step(plain: bool):
@@ -187,7 +187,7 @@ def main() -> None:
                 clip_grad_norm_rows(params, 5.0, {id(embedding): r})
 
     def clip(plain: bool):
-        touched = model.embedder.words.touched_rows()
+        touched = model.tokens.words.touched_rows()
         if plain or touched is None:
             torch.nn.utils.clip_grad_norm_(params, 5.0)
         else:

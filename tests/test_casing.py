@@ -24,7 +24,7 @@ def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
     if casing_dim is not None:
         target["casing_dim"] = casing_dim
     model = build(config, copy.deepcopy(SAMPLE_DATA), tmp_path).model.eval()
-    return model, model.features if name in WITH_FEATURES else model.encoder
+    return model, model.tokens.encoder if name in WITH_FEATURES else model.encoder
 
 
 def _loss(model, tokens: list[str]) -> torch.Tensor:

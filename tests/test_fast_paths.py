@@ -263,7 +263,7 @@ def test_a_fit_clipping_over_touched_rows_takes_the_same_steps(tmp_path, monkeyp
         model = {"class_path": "ner_zoo.models.BiLSTMCRF", "init_args": {"words": {"dim": 8}, "lstm_hidden": 8}}
         cli = build(model, SAMPLE_DATA, tmp_path / str(track), trainer={
             "max_epochs": 1, "limit_val_batches": 0, "gradient_clip_val": 0.05})
-        cli.model.embedder.words.track_rows = track
+        cli.model.tokens.words.track_rows = track
         cli.trainer.fit(cli.model, datamodule=cli.datamodule)
         weights.append({k: v.clone() for k, v in cli.model.state_dict().items()})
     assert len(calls) == 6  # every step of the tracked fit, none of the other

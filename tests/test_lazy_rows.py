@@ -85,7 +85,7 @@ def test_a_fit_with_lazy_rows_takes_the_dense_steps(tmp_path, monkeypatch):
         cli, steps = _fit(tmp_path / str(lazy), lazy, monkeypatch)
         cli.trainer.fit(cli.model, datamodule=cli.datamodule)
         assert len(steps) == (12 if lazy else 0)  # 48 sentences in batches of 8, two epochs
-        assert cli.model.embedder.words.lazy is None  # training over: stopped, weights up to date
+        assert cli.model.tokens.words.lazy is None  # training over: stopped, weights up to date
         fits.append(cli)
     _assert_close(*fits)
     f1 = [float(c.trainer.callback_metrics["val/f1"]) for c in fits]

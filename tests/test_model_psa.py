@@ -257,7 +257,7 @@ def _config_model(path: Path, *overrides: Path) -> dict:
 def test_config_builds(path, tmp_path):
     cli = build(_config_model(path), copy.deepcopy(SAMPLE_DATA), tmp_path)
     assert type(cli.model).__name__ in ("PSA", "BiLSTMCRF")
-    assert cli.model.encoder.output_dim == 300
+    assert cli.model.lstm.output_dim == 300
 
 
 @pytest.mark.parametrize("path", ABLATIONS, ids=lambda p: p.stem)

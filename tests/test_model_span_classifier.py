@@ -102,9 +102,10 @@ def test_transformer_features_hook(tmp_path, tiny_bert_dir):  # noqa: F811
                 dict(SAMPLE_DATA), tmp_path, subcommand="fit",
                 trainer={"max_epochs": 1, "limit_train_batches": 2, "limit_val_batches": 1})
     trained = cli.model.eval()
-    assert trained.encoder.lstm.input_size == trained.embedder.output_dim + trained.features.output_dim
+    t = trained.tokens
+    assert trained.lstm.lstm.input_size == t.output_dim == t.word_dim + t.chars.output_dim + t.encoder.output_dim
     groups = trained.parameter_groups()
-    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in trained.features.model.parameters()}
+    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in trained.tokens.encoder.model.parameters()}
     loaded = type(trained).load_from_checkpoint(cli.trainer.checkpoint_callback.best_model_path,
                                                 weights_only=False).eval()
     batch = trained.collate(list(enumerate(cli.datamodule.sentences("dev")[:4])))
@@ -144,9 +145,9 @@ def test_transformer_features_read_document_context(tmp_path, tiny_bert_dir):  #
     cli = build({**TINY, "init_args": {**TINY["init_args"], "encoder": transformer}}, NESTED_DATA, tmp_path)
     setup_for_fit(cli)
     model, dm = cli.model, cli.datamodule
-    assert model.context_encoders() == [model.features] and len(model.features.documents) > 0
+    assert model.context_encoders() == [model.tokens.encoder] and len(model.tokens.encoder.documents) > 0
     batch = next(iter(dm.train_dataloader()))
-    left, right = model.features.neighbours(batch.sentences)
+    left, right = model.tokens.encoder.neighbours(batch.sentences)
     assert left is not None and any(left) and len(left) == len(batch.sentences)
     loss = model.train().compute_loss(batch)
     loss.backward()

@@ -71,6 +71,7 @@ def test_checkpoint_with_the_flat_transformer_keys_loads_and_predicts_the_same(t
     ``casing_dim``, ...) loads in ``predict`` and with ``--ckpt_path``, and predicts what the new one does."""
     from ner_zoo.cli.main import main
     from ner_zoo.models.transformer_tagger import TransformerTagger
+    from ner_zoo.training.migrations import renamed_keys
     from ner_zoo.training.inference import load_model, predict
 
     build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path,
@@ -79,7 +80,7 @@ def test_checkpoint_with_the_flat_transformer_keys_loads_and_predicts_the_same(t
     state = torch.load(new, weights_only=True)
     hp = state["hyper_parameters"]
     encoder = hp.pop("encoder")["init_args"]
-    hp.update({k: v for k, v in encoder.items() if k in TransformerTagger.RENAMED_KEYS})  # the old flat keys
+    hp.update({k: v for k, v in encoder.items() if k in renamed_keys(TransformerTagger)})  # the old flat keys
     assert hp["model"] == str(tiny_bert_dir) and hp["casing_dim"] == 4
     old = tmp_path / "old.ckpt"
     torch.save(state, old)

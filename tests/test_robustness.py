@@ -271,7 +271,7 @@ def test_checkpoint_saved_under_old_key_names_still_loads(fitted, tmp_path, caps
     torch.save(state, old)
     model = load_model(old)
     assert model.hparams["lstm_hidden"] == 16 and model.hparams["lstm_layers"] == 1 and "hidden" not in model.hparams
-    assert model.word_table.dim == 16 and "word_dim" not in model.hparams and "embeddings" not in model.hparams
+    assert model.tokens.table.dim == 16 and "word_dim" not in model.hparams and "embeddings" not in model.hparams
     sentences = [Sentence(["Aspirin", "helps"]), Sentence(["no", "aspirin", "here"])]
     assert predict(model, sentences, accelerator="cpu") == predict(load_model(ckpt), sentences, accelerator="cpu")
     inp = tmp_path / "in.txt"

@@ -51,6 +51,6 @@ def test_fit_marks_the_training_singletons_of_the_sample_corpus(tmp_path):
              "init_args": {"words": {"dim": 8, "singleton_unk": 0.5}, "lstm_hidden": 8}}
     data = {**SAMPLE_DATA, "init_args": {"batch_size": 8, "max_sentences": 24}}
     cli = build(model, data, tmp_path, trainer={"max_epochs": 1, "limit_val_batches": 0}, subcommand="fit")
-    words = cli.model.embedder.words
+    words = cli.model.tokens.words
     expected = singleton_ids(cli.model.vocabs.words, cli.datamodule.sentences("train"))
     assert len(expected) and torch.equal(words.singletons.nonzero().squeeze(1), expected)

@@ -173,6 +173,9 @@ def load_folder(folder: str | Path):
         hp = cls.migrate_hparams(hp)
     model = instantiate(cls, hp)
     state = load_file(str(folder / "model.safetensors"))
+    from ner_zoo.training.migrations import migrate_state_dict
+
+    migrate_state_dict(cls.__name__, state)  # weights renamed since the folder was written
     missing, unexpected = model.load_state_dict(state, strict=False)
     from_encoders = tuple(f"{name}.model." for name, _ in _encoders(model))
     missing = [k for k in missing if not k.startswith(from_encoders)]

@@ -49,13 +49,15 @@ def find_key(path: str, text: str) -> int | None:
 
 
 def renamed(class_path: str, option: str) -> str | None:
-    """The new name of ``option`` when ``class_path``'s class lists it in ``RENAMED_KEYS``."""
+    """The new name of ``option`` when ``class_path``'s class renamed it (``training/migrations.py``)."""
     module, _, name = class_path.rpartition(".")
     try:
         cls = getattr(import_module(module), name)
     except (ImportError, AttributeError, ValueError):
         return None
-    return getattr(cls, "RENAMED_KEYS", {}).get(option)
+    from ner_zoo.training.migrations import renamed_keys
+
+    return renamed_keys(cls).get(option)
 
 
 def unknown_key_line(message: str, args: Sequence[str]) -> str | None:

@@ -26,7 +26,7 @@ from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
-from ner_zoo.modules.transformer import SAVED_FORM, TransformerEncoder
+from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
@@ -51,10 +51,6 @@ class BiaffineNER(GridSpanModel):
         pretrained_lr: learning rate of the transformer (the optimiser's lr is the rest).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
-
-    RENAMED_KEYS = {k: f"encoder.init_args.{k}" for k in ("model", "pooling", "max_subwords_per_word", "context",
-                                                          "plm_dropout", "casing_dim")}
-    GROUPS = {"encoder": SAVED_FORM}
 
     def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, lstm_hidden: int = 200,
                  lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150, ffn_dropout: float = 0.2,

@@ -6,7 +6,8 @@
   Char CNN (30 filters, width 3) + word embedding -> BiLSTM -> CRF.
 
 The two differ only in the injected ``char_encoder`` (``CharBiLSTM`` or ``CharCNN``); ``use_crf: false``
-gives the softmax tagger. Map to code: ``x_t = [w_t; c_t]`` (:meth:`features`), ``h_t = BiLSTM(x)``,
+gives the softmax tagger. Map to code: ``x_t = [w_t; c_t]`` (``self.tokens``, a
+:class:`~ner_zoo.modules.token_encoder.TokenEncoder`), ``h_t = BiLSTM(x)``,
 emissions ``P = W h + b``, CRF score ``s(x, y) = sum_t A[y_{t-1}, y_t] + P[t, y_t]`` (:mod:`ner_zoo.modules.crf`).
 ``words.singleton_unk`` is Lample et al.'s replacement of training singletons by ``<unk>`` (p = 0.5 there; off by
 default, on in ``configs/baselines/conll2003.yaml``).
@@ -14,18 +15,17 @@ default, on in ``configs/baselines/conll2003.yaml``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.schema import Sentence
 from ner_zoo.modules.dropout import Dropout
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import prepare_words
 
 
 class BiLSTMCRF(SequenceTagger):
@@ -43,28 +43,19 @@ class BiLSTMCRF(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
                  lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
-        self.word_table = words
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
-                                         words.freeze, words.singleton_unk)
-        self.embedder.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
-        self.dropout = Dropout(dropout)
-        self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
-        self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
-
-    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        super().prepare(train, context)
-        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder)
+        self.tokens.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
+        self.dropout = Dropout(dropout)  # on the inputs too: the fast CPU mask (modules/dropout.py)
+        self.lstm = BiLSTMEncoder(self.tokens.output_dim, lstm_hidden, num_layers=lstm_layers)
+        self.projection = nn.Linear(self.lstm.output_dim, self.num_tags)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        x = self.dropout(self.embedder(batch))
-        h = self.dropout(self.encoder(x, batch.mask))
+        x = self.dropout(self.tokens(batch))
+        h = self.dropout(self.lstm(x, batch.mask))
         return self.projection(h)

@@ -32,7 +32,7 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
-from ner_zoo.modules.transformer import SAVED_FORM, EncoderOutput, TransformerEncoder
+from ner_zoo.modules.transformer import EncoderOutput, TransformerEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
@@ -97,11 +97,6 @@ class DSpERT(SpanModel):
         pretrained_lr: learning rate of the token and span Transformers (2e-5; the optimiser's lr is the rest).
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
-
-    RENAMED_KEYS = {"max_span_size": "max_width",
-                    **{k: f"encoder.init_args.{k}" for k in ("model", "max_subwords_per_word", "context", "plm_dropout",
-                                                             "casing_dim")}}
-    GROUPS = {"encoder": SAVED_FORM}
 
     def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: int = 10,
                  depth: int | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,

@@ -65,11 +65,11 @@ from torch import nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import NerZooError
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import prepare_words
 
 
 MEMORY_MODES = ("as_is", "zero", "train_only")
@@ -162,9 +162,6 @@ class HCR(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
                  lstm_hidden: int = 128, dropout: float = 0.5, encoder: nn.Module | None = None,
@@ -181,7 +178,6 @@ class HCR(SequenceTagger):
         self.save_hyperparameters(logger=False)
         if fusion not in ("emission", "state"):
             raise ValueError(f"fusion must be emission or state, got {fusion!r}")
-        self.word_table = words
         self.fusion, self.memory_weight = fusion, memory_weight
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
         if not 0.0 <= memory_dropout < 1.0:
@@ -190,28 +186,28 @@ class HCR(SequenceTagger):
         if memory_mode not in MEMORY_MODES:
             raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {memory_mode!r}")
         self.memory_mode = memory_mode
-        n_words, n_chars = len(self.vocabs.words), len(self.vocabs.chars)
-        self.embedder = WordCharEmbedder(n_words, n_chars, words.dim, char_encoder, words.freeze, words.singleton_unk)
-        self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
-        x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder, encoder)  # [w; c; transformer], dropped below
+        x_dim = self.tokens.output_dim
         self.dropout = nn.Dropout(dropout)
 
-        self.sentence_embedder = self.sentence_encoder = self.label_attention = None
+        self.sentence_tokens = self.sentence_lstm = self.label_attention = None
         if sentence_level:
-            if not share_sentence_embedder:
-                self.sentence_embedder = WordCharEmbedder(n_words, n_chars, words.dim, char_encoder, words.freeze)
-            s_in = x_dim if share_sentence_embedder else self.sentence_embedder.output_dim
-            self.sentence_encoder = BiLSTMEncoder(s_in, sentence_hidden)
+            if not share_sentence_embedder:  # the branch's own [w; c] (its vectors copied from the main table)
+                self.sentence_tokens = TokenEncoder(self.vocabs, Words(dim=words.dim, freeze=words.freeze),
+                                                    char_encoder, dropout=dropout)
+            s_in = x_dim if share_sentence_embedder else self.sentence_tokens.output_dim
+            self.sentence_lstm = BiLSTMEncoder(s_in, sentence_hidden)
             self.label_attention = LabelAttentionPooling(self.num_tags, words.dim, label_kernel, dropout,
                                                          sentence_pooling)
-            x_dim += self.sentence_encoder.output_dim
-        self.encoder = BiLSTMEncoder(x_dim, lstm_hidden)
-        h_dim = self.encoder.output_dim
+            x_dim += self.sentence_lstm.output_dim
+        self.lstm = BiLSTMEncoder(x_dim, lstm_hidden)
+        h_dim = self.lstm.output_dim
         self.projection = nn.Linear(h_dim, self.num_tags)
 
         self.memory = self.memory_projection = None
         if document_level:
-            self.memory = KeyValueTokenMemory(n_words, words.dim, h_dim, memory_slots, compatibility, overflow)
+            self.memory = KeyValueTokenMemory(len(self.vocabs.words), words.dim, h_dim, memory_slots, compatibility,
+                                              overflow)
             if fusion == "emission":
                 self.memory_projection = nn.Linear(h_dim, self.num_tags)
 
@@ -224,9 +220,8 @@ class HCR(SequenceTagger):
         if not train and (self.label_attention is not None or self.memory is not None):
             raise NerZooError("HCR builds its label embeddings and memory index from the training split: fit with "
                               "a data module (or call model.prepare(train_sentences, {}) before fitting)")
-        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
-        if self.word_table.vectors is not None and self.sentence_embedder is not None:
-            self.sentence_embedder.words.load_state_dict(self.embedder.words.state_dict())
+        if self.tokens.table.vectors is not None and self.sentence_tokens is not None:
+            self.sentence_tokens.words.load_state_dict(self.tokens.words.state_dict())
         if self.label_attention is not None:
             vectors, present = self.label_vectors(train)
             self.label_attention.init_labels(vectors, present)
@@ -253,7 +248,7 @@ class HCR(SequenceTagger):
                              dtype=torch.long)
         tags = torch.tensor([i for s in sentences for i in self.vocabs.tags.lookup_indices(gold(s))],
                             dtype=torch.long)
-        emb = self.embedder.words.embedding.weight
+        emb = self.tokens.words.embedding.weight
         sums = emb.new_zeros(self.num_tags, emb.shape[1]).index_add(0, tags.to(emb.device), emb[words.to(emb.device)])
         counts = torch.bincount(tags, minlength=self.num_tags).to(emb.device)
         return sums / counts.clamp_min(1).unsqueeze(1), counts > 0
@@ -263,31 +258,19 @@ class HCR(SequenceTagger):
         """``(s [B, 2 * sentence_hidden], beta [B, L])`` from the sentence branch (``x``: main ``[w; c]``).
         The cosine to the labels reads the main branch's word embeddings (as the code's ``WordRep`` does);
         the sentence BiLSTM reads the branch's own ``[w; c]`` unless shared."""
-        if self.sentence_embedder is None:  # shared: the main branch's dropped-out input
-            xs = x
-        else:
-            own = self.sentence_embedder.words(batch.words)
-            xs = own
-            if self.sentence_embedder.chars is not None:
-                xs = torch.cat([own, self.sentence_embedder.chars(batch.chars).to(own.dtype)], -1)
-            xs = self.dropout(xs)
-        v = self.dropout(self.sentence_encoder(xs, batch.mask))
-        return self.label_attention(self.embedder.words(batch.words), v, batch.mask)
+        xs = x if self.sentence_tokens is None else self.sentence_tokens(batch)  # shared: the main dropped input
+        v = self.dropout(self.sentence_lstm(xs, batch.mask))
+        return self.label_attention(self.tokens.words(batch.words), v, batch.mask)
 
     def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """``(w [B, L, word_dim], h [B, L, 2 * lstm_hidden])``: raw word embeddings and encoder states."""
-        w = self.embedder.words(batch.words)
-        parts = [w]
-        if self.embedder.chars is not None:
-            parts.append(self.embedder.chars(batch.chars).to(w.dtype))
-        if self.transformer is not None:
-            states = self.transformer.encode_sentences(batch.sentences, w.device, hidden_states=False).word_states
-            parts.append(states.to(w.dtype))
-        x = self.dropout(torch.cat(parts, -1))
+        x = self.tokens(batch)
+        w = x[..., :self.tokens.word_dim]
+        x = self.dropout(x)
         if self.label_attention is not None:
             s, _ = self.sentence_vector(batch, x)
             x = torch.cat([x, s.unsqueeze(1).expand(-1, x.shape[1], -1).to(x.dtype)], -1)
-        return w, self.dropout(self.encoder(x, batch.mask))
+        return w, self.dropout(self.lstm(x, batch.mask))
 
     def memory_active(self) -> bool:
         """The memory output is used (zero during the first ``memory_warmup_epochs`` of training)."""
@@ -302,14 +285,14 @@ class HCR(SequenceTagger):
         if not self.memory_active() or self.memory.num_slots == 0 or probe == "zero":
             return r
         if probe == "train_only":
-            r[mask] = self.memory.query(words[mask], self.embedder.words(words[mask]), allowed=self.memory.train_slots())
+            r[mask] = self.memory.query(words[mask], self.tokens.words(words[mask]), allowed=self.memory.train_slots())
             return r
         if own_slots is not None:
             tokens = words[mask]
-            r[mask] = self.memory.query(tokens, self.embedder.words(tokens), exclude=own_slots[mask])
+            r[mask] = self.memory.query(tokens, self.tokens.words(tokens), exclude=own_slots[mask])
             return r
         unique, inverse = torch.unique(words[mask], return_inverse=True)
-        r[mask] = self.memory.query(unique, self.embedder.words(unique))[inverse]
+        r[mask] = self.memory.query(unique, self.tokens.words(unique))[inverse]
         return r
 
     def memory_vectors(self, batch: Batch, slots: torch.Tensor | None = None) -> torch.Tensor:

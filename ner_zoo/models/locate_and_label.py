@@ -61,14 +61,14 @@ from torchmetrics import Metric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
                                            soft_nms_batch)
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
-from ner_zoo.training.span_model import SpanBatch, SpanModel, scored
-from ner_zoo.training.words import prepare_words
+from ner_zoo.modules.token_encoder import TokenEncoder
+from ner_zoo.training.span_model import SpanBatch, SpanModel, compact, span_rows
 
 TABLE6_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15]  # Table 6, ACE04 / ACE05 / KBP17 (the code's ACE05: no 6)
 
@@ -85,17 +85,6 @@ def pair_iou(a: Tensor, b: Tensor) -> Tensor:
     inter = (torch.minimum(a[..., 1], b[..., 1]) - torch.maximum(a[..., 0], b[..., 0])).clamp(min=0).float()
     union = (a[..., 1] - a[..., 0]) + (b[..., 1] - b[..., 0]) - inter
     return inter / union.float().clamp(min=1e-12)
-
-
-def compact(keep: Tensor, *tensors: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
-    """Move the kept entries of each row to the front (stable): ``(pick [B, n], valid [B, n], gathered)``."""
-    n = int(keep.sum(1).max()) if keep.numel() else 0
-    pick = torch.sort(keep.byte(), dim=1, descending=True, stable=True).indices[:, :n]
-    out = []
-    for t in tensors:
-        index = pick.view(*pick.shape, *([1] * (t.ndim - 2))).expand(*pick.shape, *t.shape[2:])
-        out.append(t.gather(1, index))
-    return pick, keep.gather(1, pick), out
 
 
 class ProposalsPerGold(Metric):
@@ -198,10 +187,6 @@ class LocateAndLabel(SpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
-                    "features_dropout": "encoder_dropout", "eval_width": "max_width", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(freeze=True),
                  char_encoder: CharEncoderFactory | None = None,
                  pos_feature: str | None = "pos", pos_dim: int = 25, encoder: nn.Module | None = None,
@@ -237,18 +222,14 @@ class LocateAndLabel(SpanModel):
             raise ValueError(f"out_of_range must be clamp or illegal, got {out_of_range!r}")
         self.train_widths = normalize_widths(train_widths)
         self.max_width = int(max_width or self.train_widths[-1])
-        self.word_table = words
-        # encoder: the exhaustive classifier's pieces plus POS and document context
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
-                                         words.freeze, words.singleton_unk)
+        # inputs: the exhaustive classifier's pieces plus POS and document context
         self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
-        self.pos = nn.Embedding(len(self.vocabs.features[pos_feature]), pos_dim) if self.pos_feature else None
-        self.features = encoder  # attribute names kept: the state-dict keys of saved checkpoints
-        input_dim = (self.embedder.output_dim + (pos_dim if self.pos is not None else 0)
-                     + (encoder.output_dim if encoder is not None else 0))
-        self.encoder = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
-        dim = self.encoder.output_dim if self.encoder is not None else input_dim
-        self.embed_dropout, self.encoder_dropout = nn.Dropout(embed_dropout), nn.Dropout(encoder_dropout)
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder, encoder,
+                                   features={pos_feature: pos_dim} if self.pos_feature else None,
+                                   dropout=embed_dropout, encoder_dropout=encoder_dropout)
+        input_dim = self.tokens.output_dim
+        self.lstm = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
+        dim = self.lstm.output_dim if self.lstm is not None else input_dim
         self.filter = _mlp(3 * dim, ffn_dim, 1, dropout) if use_filter else None
         self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout) if use_regressor else None
         self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
@@ -265,20 +246,12 @@ class LocateAndLabel(SpanModel):
             rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
                            f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
                            "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
-        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
 
     # encoder -----------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
         """Contextual word states ``h [B, L, D]`` (§2.1); dropout on the embeddings only, as the code."""
-        parts = [self.embedder(batch)]
-        if self.pos is not None:
-            parts.append(self.pos(batch.features[self.pos_feature]).to(parts[0].dtype))
-        x = self.embed_dropout(torch.cat(parts, -1))
-        if self.features is not None:
-            feats = self.features.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
-            feats = feats.word_states.to(x.dtype)
-            x = torch.cat([x, self.encoder_dropout(feats)], -1)
-        return self.encoder(x, batch.mask) if self.encoder is not None else x
+        x = self.tokens(batch)
+        return self.lstm(x, batch.mask) if self.lstm is not None else x
 
     # heads -------------------------------------------------------------------------------------------------
     def propose(self, h: Tensor, seeds: Tensor, mask: Tensor, lengths: Tensor) -> Proposals:
@@ -439,12 +412,8 @@ class LocateAndLabel(SpanModel):
         p, filtered, keep = self.eval_proposals(batch)
         score, label = p.class_logits.float().softmax(-1).max(-1)
         kept, _ = self.select_proposals(p.adjusted, label, score, keep)
-        names = self.vocabs.labels
-        out = []
-        for rows, labs, oks, probs in zip(p.adjusted.tolist(), label.tolist(), kept.tolist(), score.tolist()):
-            # confidence: the classifier's probability of the label (before Soft-NMS rescoring)
-            out.append(scored((Span(s, e, names[k - 1]), q) for (s, e), k, ok, q in zip(rows, labs, oks, probs) if ok))
-        return out, int(filtered.sum())
+        # confidence: the classifier's probability of the label (before Soft-NMS rescoring)
+        return span_rows(p.adjusted, label, kept, score, self.vocabs.labels), int(filtered.sum())
 
     def count_proposals(self, batch: SpanBatch) -> int:
         """Number of span proposals kept by the filter (legal, any label) in a batch (for diagnostics)."""

@@ -6,7 +6,8 @@ and are constructor options here.
 
 Map from the paper to the code:
 
-* Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): :meth:`MIN.inputs`.
+* Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): ``self.tokens``
+  (:class:`~ner_zoo.modules.token_encoder.TokenEncoder`).
 * Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MIN.states`.
 * Eqs. 8-10, sentinel, decoder, biaffine pointer ``p(w_i|w_j)`` and ``H^Seg``:
   :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets`
@@ -35,7 +36,7 @@ Choices the paper leaves open (notes: ``docs/papers.md``, MIN):
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -47,11 +48,11 @@ from ner_zoo.data.tagging import OUTSIDE, allowed_transitions, spans_to_tags, sp
 from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.crf import LinearChainCRF
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import prepare_words
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
@@ -241,9 +242,6 @@ class MIN(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr``.
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "transformer": "encoder", "max_segment": "max_width", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
                  encoder: nn.Module | None = None, lstm_hidden: int = 100, dropout: float = 0.5,
@@ -254,25 +252,22 @@ class MIN(SequenceTagger):
                  label_loss_weight: float = 0.0, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
-        self.word_table = words
         self.use_boundary, self.use_type = use_boundary, use_type
         self.use_interaction = use_interaction and use_boundary and use_type
         self.interacted_subtasks = interacted_subtasks and self.use_interaction
         self.type_scheme, self.pointer_window = type_scheme, pointer_window
         self.weights = {"type": type_loss_weight, "boundary": boundary_loss_weight, "label": label_loss_weight}
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
-                                         words.freeze, words.singleton_unk)
-        self.transformer = encoder  # attribute name kept: the state-dict keys of saved checkpoints
-        x_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder, encoder, dropout=dropout)  # X (Eq. 1)
+        x_dim = self.tokens.output_dim
         self.dropout = nn.Dropout(dropout)
-        self.ner_encoder = BiLSTMEncoder(x_dim, lstm_hidden)
-        d = self.ner_encoder.output_dim
+        self.lstm = BiLSTMEncoder(x_dim, lstm_hidden)  # H^NER
+        d = self.lstm.output_dim
         fused = d
         self.type_names = type_tag_names(self.vocabs.labels, type_scheme)
         if use_boundary:
-            self.bdy_encoder = BiLSTMEncoder(x_dim, lstm_hidden)
+            self.bdy_lstm = BiLSTMEncoder(x_dim, lstm_hidden)
         if use_type:
-            self.type_encoder = BiLSTMEncoder(x_dim, lstm_hidden)
+            self.type_lstm = BiLSTMEncoder(x_dim, lstm_hidden)
         bdy_dim = type_dim = d
         if self.use_interaction:
             self.bdy_labels = LabelAttention(d, len(BOUNDARY_TAGS), label_dim)
@@ -297,31 +292,19 @@ class MIN(SequenceTagger):
             self.projection = nn.Sequential(nn.Linear(fused, fusion_hidden), nn.Tanh(),
                                             nn.Linear(fusion_hidden, self.num_tags))
 
-    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        super().prepare(train, context)
-        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
-
     def make_collator(self) -> MINCollator:
         """Default collation plus the sub-task targets in ``batch.targets``."""
         return MINCollator(self.vocabs.collator(), self.type_names, self.type_scheme, self.pointer_window)
 
     # forward --------------------------------------------------------------------------------------------
-    def inputs(self, batch: Batch) -> Tensor:
-        """Shared word representation ``X`` (Eq. 1), with transformer features when configured."""
-        x = self.embedder(batch)
-        if self.transformer is not None:
-            states = self.transformer.encode_sentences(batch.sentences, x.device, hidden_states=False).word_states
-            x = torch.cat([x, states.to(x.dtype)], -1)
-        return self.dropout(x)
-
     def states(self, batch: Batch) -> dict[str, Tensor]:
         """Everything the losses and the NER CRF need: ``emissions``, ``pointer_log_p``, ``type_emissions``..."""
         mask = batch.mask
-        x = self.inputs(batch)
-        h = self.dropout(self.ner_encoder(x, mask))
+        x = self.tokens(batch)  # shared word representation X (Eq. 1), with transformer features when configured
+        h = self.dropout(self.lstm(x, mask))
         out: dict[str, Tensor] = {}
-        hb = self.dropout(self.bdy_encoder(x, mask)) if self.use_boundary else None
-        ht = self.dropout(self.type_encoder(x, mask)) if self.use_type else None
+        hb = self.dropout(self.bdy_lstm(x, mask)) if self.use_boundary else None
+        ht = self.dropout(self.type_lstm(x, mask)) if self.use_type else None
         bbar, tbar = hb, ht
         if self.use_interaction:
             hbe, out["bdy_label_logits"] = self.bdy_labels(hb)

@@ -27,18 +27,17 @@ output is ``lambda * x``: defined, finite, and the same formula as every other t
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 from torchmetrics.aggregation import MeanMetric
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.words import prepare_words
 
 
 def relative_index(n: int, clip: int, device: torch.device | None = None) -> torch.Tensor:
@@ -207,9 +206,6 @@ class PSA(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
                  lstm_hidden: int = 150, lstm_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
@@ -219,16 +215,14 @@ class PSA(SequenceTagger):
         super().__init__(vocabs=vocabs, **kwargs)
         self.save_hyperparameters(logger=False)
         # the BiLSTM-CRF of models/bilstm_crf.py (same parameter names)
-        self.word_table = words
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
-                                         words.freeze, words.singleton_unk)
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder)  # dropout after the positions, below
         self.dropout = nn.Dropout(dropout)
-        self.encoder = BiLSTMEncoder(self.embedder.output_dim, lstm_hidden, num_layers=lstm_layers)
-        self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
+        self.lstm = BiLSTMEncoder(self.tokens.output_dim, lstm_hidden, num_layers=lstm_layers)
+        self.projection = nn.Linear(self.lstm.output_dim, self.num_tags)
         options = dict(dropout=attention_dropout, window=window, self_mask=self_mask, token_bias=token_bias,
                        gaussian_bias=gaussian_bias, alphas=alphas)
-        self.fusion_input = ContextFusion(self.embedder.output_dim, **options) if fuse_input else None
-        self.fusion_output = ContextFusion(self.encoder.output_dim, **options) if fuse_output else None
+        self.fusion_input = ContextFusion(self.tokens.output_dim, **options) if fuse_input else None
+        self.fusion_output = ContextFusion(self.lstm.output_dim, **options) if fuse_output else None
         self.absolute_position = absolute_position
         # mean gate lambda per fusion layer over the evaluated tokens (reset when an evaluation starts)
         self.gate_means = nn.ModuleDict({name: MeanMetric() for name, layer in self.fusion_layers()})
@@ -244,18 +238,14 @@ class PSA(SequenceTagger):
             self.gate_means[name].update(gate.detach().float().mean(-1)[mask])
         return out
 
-    def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        super().prepare(train, context)
-        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
-
     def emissions(self, batch: Batch) -> torch.Tensor:
-        x = self.embedder(batch)
+        x = self.tokens(batch)
         if self.absolute_position:
             x = x + sinusoidal_positions(x.shape[1], x.shape[2], x.device).to(x.dtype)
         x = self.dropout(x)
         if self.fusion_input is not None:
             x = self._fuse("input", x, batch.mask)
-        h = self.dropout(self.encoder(x, batch.mask))
+        h = self.dropout(self.lstm(x, batch.mask))
         if self.fusion_output is not None:
             h = self._fuse("output", h, batch.mask)
         return self.projection(h)

@@ -31,12 +31,12 @@ from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Sentence
-from ner_zoo.modules.embeddings import WORDS_RENAMED, CharEncoderFactory, WordCharEmbedder, Words
+from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
+from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
-from ner_zoo.training.words import prepare_words
 
 
 class ExhaustiveSpanClassifier(GridSpanModel):
@@ -67,10 +67,6 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler``, ``pretrained_lr`` (see base classes).
     """
 
-    RENAMED_KEYS = {"hidden": "lstm_hidden", "num_layers": "lstm_layers", "features": "encoder",
-                    "features_dropout": "encoder_dropout", **WORDS_RENAMED}
-    GROUPS = {"words": {}}
-
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
                  encoder: nn.Module | None = None, lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
@@ -81,17 +77,14 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         self.save_hyperparameters(logger=False)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")
-        self.word_table, self.max_width = words, max_width
-        self.embedder = WordCharEmbedder(len(self.vocabs.words), len(self.vocabs.chars), words.dim, char_encoder,
-                                         words.freeze, words.singleton_unk)
-        self.features = encoder  # attribute names kept: the state-dict keys of saved checkpoints
-        input_dim = self.embedder.output_dim + (encoder.output_dim if encoder is not None else 0)
-        self.encoder = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
-        dim = self.encoder.output_dim if self.encoder is not None else input_dim
-        self.dropout = nn.Dropout(dropout)
+        self.max_width = max_width
         embed_dropout = dropout if embed_dropout is None else embed_dropout
-        self.embed_dropout = nn.Dropout(embed_dropout)
-        self.encoder_dropout = nn.Dropout(embed_dropout if encoder_dropout is None else encoder_dropout)
+        self.tokens = TokenEncoder(self.vocabs, words, char_encoder, encoder, dropout=embed_dropout,
+                                   encoder_dropout=embed_dropout if encoder_dropout is None else encoder_dropout)
+        input_dim = self.tokens.output_dim
+        self.lstm = BiLSTMEncoder(input_dim, lstm_hidden, num_layers=lstm_layers) if lstm_hidden > 0 else None
+        dim = self.lstm.output_dim if self.lstm is not None else input_dim
+        self.dropout = nn.Dropout(dropout)
         self.head_dropout = nn.Dropout(head_dropout)
         self.width = WidthEmbedding(max_width, width_dim) if width_dim > 0 else None
         span_dim = 3 * dim + width_dim
@@ -100,9 +93,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         self.loss = loss if loss is not None else CrossEntropySpanLoss()
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        super().prepare(train, context)  # document context of the transformer features
-        # pretrained vectors are read for training; a checkpoint restores trained weights over them
-        prepare_words(self.embedder.words, self.vocabs.words, self.word_table, train)  # checkpoints restore trained ones
+        super().prepare(train, context)  # word vectors, singletons, document context of the transformer
         gold = [len(sp) for s in train for sp in s.spans]
         long = sum(n > self.max_width for n in gold)
         if long:
@@ -112,13 +103,8 @@ class ExhaustiveSpanClassifier(GridSpanModel):
     # encoder hook ------------------------------------------------------------------------------------------
     def token_states(self, batch: SpanBatch) -> Tensor:
         """Contextual token states ``[B, L, D]`` (override to plug in another encoder)."""
-        x = self.embed_dropout(self.embedder(batch))
-        if self.features is not None:
-            feats = self.features.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False)
-            x = torch.cat([x, self.encoder_dropout(feats.word_states.to(x.dtype))], -1)
-        if self.encoder is not None:
-            x = self.dropout(self.encoder(x, batch.mask))
-        return x
+        x = self.tokens(batch)
+        return self.dropout(self.lstm(x, batch.mask)) if self.lstm is not None else x
 
     def span_logits(self, batch: SpanBatch) -> tuple[SpanGrid, Tensor]:
         """The span grid (widths ``1..max_width``) and the logits ``[B, S, num_classes]`` of its spans."""

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.modules.transformer import SAVED_FORM, TransformerEncoder
+from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.tagger import SequenceTagger
 
 
@@ -40,10 +40,6 @@ class TransformerTagger(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``.
     """
 
-    RENAMED_KEYS = {k: f"encoder.init_args.{k}" for k in ("model", "pooling", "max_subwords_per_word", "layers",
-                                                          "window_stride", "context", "freeze", "casing_dim")}
-    GROUPS = {"encoder": SAVED_FORM}
-
     def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, dropout: float = 0.1,
                  pretrained_lr: float | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
@@ -51,12 +47,6 @@ class TransformerTagger(SequenceTagger):
         self.encoder = encoder if encoder is not None else TransformerEncoder()
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
-
-    def on_load_checkpoint(self, checkpoint: dict) -> None:
-        super().on_load_checkpoint(checkpoint)  # checks the digest of the weights as stored
-        state = checkpoint.get("state_dict", {})
-        if "casing.embedding.weight" in state:  # saved before the casing embedding moved into the encoder
-            state["encoder.casing.embedding.weight"] = state.pop("casing.embedding.weight")
 
     def bucket_lengths(self, sentences) -> list[int]:
         """Sub-words per sentence, by which the data module and the Python API sort batches: a step costs

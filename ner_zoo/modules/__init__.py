@@ -8,7 +8,6 @@ from ner_zoo.modules.embeddings import (
     CharEncoderFactory,
     FeatureEmbedding,
     PretrainedStats,
-    WordCharEmbedder,
     WordEmbedding,
     casing_ids,
     pretrained_matrix,
@@ -17,6 +16,7 @@ from ner_zoo.modules.precision import autocast_off, fp32, to_fp32
 from ner_zoo.modules.intnet import IntNet
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
+from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, ScalarMix, TransformerEncoder, set_dropout
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
     "FeatureEmbedding",
     "LinearChainCRF",
     "PretrainedStats",
-    "WordCharEmbedder",
+    "TokenEncoder",
     "WordEmbedding",
     "CharEncoderFactory",
     "set_dropout",

@@ -127,11 +127,6 @@ class Words:
             raise ValueError(f"words.singleton_unk is a probability, got {self.singleton_unk}")
 
 
-#: the word-table keys of older configs and checkpoints, old -> new (each word-embedding model's ``RENAMED_KEYS``)
-WORDS_RENAMED = {"embeddings": "words.vectors", "word_dim": "words.dim", "freeze_embeddings": "words.freeze",
-              "singleton_unk": "words.singleton_unk"}
-
-
 def _flush_lazy_rows(module, prefix, keep_vars) -> None:
     if module.lazy is not None:  # a saved weight is an up-to-date one
         module.lazy.flush()
@@ -313,31 +308,3 @@ class CasingEmbedding(nn.Module):
 
 
 CharEncoderFactory = Callable[[int], nn.Module]  # num_chars -> module mapping char ids [B, L, C] to [B, L, D]
-
-
-class WordCharEmbedder(nn.Module):
-    """Word embedding concatenated with a character encoder's output (pretrained vectors go into ``.words``
-    through :func:`ner_zoo.training.words.load_word_vectors`).
-
-    Args:
-        num_words, num_chars: vocabulary sizes.
-        word_dim: word embedding size (the vectors' size when pretrained vectors are loaded).
-        char_encoder: factory ``num_chars -> module`` mapping char ids ``[B, L, C]`` to ``[B, L, D]``.
-        freeze: keep the word embedding fixed.
-        singleton_unk: probability of reading a training singleton as ``<unk>`` in training
-            (:class:`WordEmbedding`; the model marks the singletons in its ``prepare``).
-    """
-
-    def __init__(self, num_words: int, num_chars: int, word_dim: int, char_encoder: CharEncoderFactory | None,
-                 freeze: bool = False, singleton_unk: float = 0.0):
-        super().__init__()
-        self.words = WordEmbedding(num_words, word_dim, freeze=freeze, singleton_unk=singleton_unk)
-        self.chars = char_encoder(num_chars) if char_encoder is not None else None
-        self.output_dim = word_dim + (self.chars.output_dim if self.chars is not None else 0)
-
-    def forward(self, batch) -> torch.Tensor:
-        """A batch's word ids ``batch.words [B, L]`` and char ids ``batch.chars [B, L, C]`` -> ``[B, L, D]``."""
-        x = self.words(batch.words)
-        if self.chars is not None:
-            x = torch.cat([x, self.chars(batch.chars).to(x.dtype)], dim=-1)
-        return x

