@@ -298,21 +298,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
-    """The model in ``path`` as a Tagger, loaded without Lightning where the stand-ins suffice
-    (:mod:`ner_zoo.cli.light`; a smoke prediction checks them), else with it."""
-    from ner_zoo.cli import light
+    """The model in ``path`` as a Tagger (POS taggers too), loaded without Lightning where the stand-ins suffice
+    (:func:`ner_zoo.api.tagger.load`; they stay in place in this short-lived process)."""
+    from ner_zoo.api.tagger import load
 
-    def load():
-        from ner_zoo.api.tagger import Tagger, load_any
-
-        tagger = Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=True)
-        tagger.predict_sentences([Sentence(["Smoke", "test", "."])])
-        if tagger.model.context_encoders():  # the smoke sentence is no context of the real input
-            for encoder in tagger.model.context_encoders():
-                encoder.documents = type(encoder.documents)()
-        return tagger
-
-    return light.with_real_fallback(load)
+    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True)
 
 
 def predict_main(argv: Sequence[str]) -> int:
