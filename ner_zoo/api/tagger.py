@@ -121,7 +121,10 @@ class Tagger:
             return out
         if model.context_encoders():  # the sentences are their own document context (as predict does)
             model.add_context([s for _, s in todo])
-        order = sorted(range(len(todo)), key=lambda k: len(todo[k][1].tokens))  # less padding
+        # sorted by what a batch costs (less padding): words, or what the model says (a transformer's sub-words)
+        costs = getattr(model, "bucket_lengths", None)
+        lengths = costs([s for _, s in todo]) if costs is not None else [len(s.tokens) for _, s in todo]
+        order = sorted(range(len(todo)), key=lengths.__getitem__)
         device = self.device
         for lo in range(0, len(order), self.batch_size):
             chunk = [todo[k] for k in order[lo: lo + self.batch_size]]

@@ -160,7 +160,9 @@ class ShardSampler(DistributedSampler):
     batches, which is safe because metric states are only synced at epoch end. With ``pad=True``
     (training) the list is padded so every rank runs the same number of steps, as DDP requires.
     Bucketing sorts chunks of ``100 * batch_size`` sentences by length before batching, then shuffles
-    the batches, so padding is small and order stays random.
+    the batches, so padding is small and order stays random. The one batch shorter than ``batch_size`` (the
+    end of the last chunk) goes last: anywhere else it would shift every later loader batch across two
+    sorted buckets (CoNLL-2003 at batch 10: 25 % padding instead of 2 %).
     """
 
     def __init__(self, lengths: Sequence[int], batch_size: int, shuffle: bool, bucket: bool, pad: bool,
@@ -179,9 +181,10 @@ class ShardSampler(DistributedSampler):
         for c in range(0, n, chunk):
             part = sorted(order[c:c + chunk], key=self.lengths.__getitem__)
             batches += [part[i:i + self.batch_size] for i in range(0, len(part), self.batch_size)]
+        short = batches.pop() if batches and len(batches[-1]) < self.batch_size else None
         if self.shuffle:
             batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
-        return [i for b in batches for i in b]
+        return [i for b in batches + ([short] if short else []) for i in b]
 
     def __iter__(self) -> Iterator[int]:
         order = self._order()

@@ -280,6 +280,8 @@ class NERDataModule(pl.LightningDataModule):
                                f"{self.batch_tokens} (longest {sampler.over_budget[-1]} tokens); each is a batch of "
                                "its own")
         else:
+            if self.bucket or not train:
+                lengths = self.bucket_lengths(sentences)
             sampler = ShardSampler(lengths, bs, shuffle=train, bucket=self.bucket or not train, pad=train,
                                    num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
@@ -293,6 +295,13 @@ class NERDataModule(pl.LightningDataModule):
                       collate_fn=collate, num_workers=self.num_workers,
                       persistent_workers=self.num_workers > 0, pin_memory=self.pin_memory,
                       generator=torch.Generator().manual_seed(self.split_seed))
+
+    def bucket_lengths(self, sentences: list[Sentence]) -> list[int]:
+        """What each sentence costs the model this data module feeds, by which ``bucket`` sorts: the model's
+        ``bucket_lengths`` where it has one (the TransformerTagger's sub-words), else the words."""
+        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
+        costs = getattr(model, "bucket_lengths", None)
+        return list(costs(sentences)) if costs is not None else [len(s) for s in sentences]
 
     def collate_fn(self) -> Callable:
         """The model's collator (its ``setup`` hands it over as :attr:`model_collate`), else the
