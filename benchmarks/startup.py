@@ -5,7 +5,10 @@ one run with the commands interleaved (round-robin, ``--rounds`` times) so machi
 
 Commands: ``ner-zoo score`` on the sample test split written as a prediction file (805 tokens), ``ner-zoo
 predict`` on 3 raw-text sentences (to stdout), the same ``predict`` with the real Lightning
-(``NER_ZOO_REAL_LIGHTNING=1``, what every command paid before issue 28), and ``ner-zoo --help``. Reports the
+(``NER_ZOO_REAL_LIGHTNING=1``, what every command paid before issue 28), ``ner-zoo --help``, and the Python API:
+``import ner_zoo; ner_zoo.load(MODEL)("...")`` on one sentence, the same with the real Lightning, and on the model
+exported with ``--format onnx`` (onnxruntime, no torch; exported here first when onnxruntime is installed and the
+model is a tagger; ``--onnx DIR`` names one). Reports the
 median wall time and CPU time (user + system, of the child) per command and each median's ratio to the torch
 import's. Goals (issue 28): score within 1.5x, predict within 2x. docs/benchmarks.md records runs.
 """
@@ -38,10 +41,25 @@ def timed(cmd: list[str], env: dict, cwd: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def export_onnx(model: str, folder: Path) -> str | None:
+    """``model`` exported with ``--format onnx`` into ``folder``; None where that is not possible (say why)."""
+    try:
+        import onnxruntime  # noqa: F401
+
+        from ner_zoo.api.export import export
+        from ner_zoo.errors import CheckpointError
+
+        return str(export(model, folder, format="onnx"))
+    except (ImportError, CheckpointError) as e:
+        print(f"no ONNX run: {e}", file=sys.stderr)
+        return None
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="runs/quickstart/RUN/checkpoints/best.ckpt", help="a checkpoint or exported folder")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--onnx", help="a folder exported with --format onnx (default: export --model into a temporary one)")
     a = p.parse_args()
     model = str(Path(a.model).resolve())
     py = sys.executable
@@ -68,20 +86,27 @@ def main() -> None:
                                                 dict(env, NER_ZOO_REAL_LIGHTNING="1")),
             "ner-zoo --help": (cli + ["--help"], env),
         }
+        api = "import sys, ner_zoo; ner_zoo.load(sys.argv[1], device='cpu')('Anna Berg visited Paris on Monday.')"
+        commands["ner_zoo.load + 1 sentence (API)"] = ([py, "-c", api, model], env)
+        commands["the same with Lightning imported"] = ([py, "-c", api, model], dict(env, NER_ZOO_REAL_LIGHTNING="1"))
+        onnx = a.onnx or export_onnx(model, Path(tmp) / "onnx")
+        if onnx:
+            commands["ner_zoo.load + 1 sentence, ONNX folder"] = ([py, "-c", api, str(Path(onnx).resolve())], env)
         runs: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
+        load_start = os.getloadavg()
         for _ in range(a.rounds):
             for name, (cmd, e) in commands.items():
                 runs[name].append(timed(cmd, e, tmp))
     base_wall = statistics.median(w for w, _ in runs["import torch"])
     base_cpu = statistics.median(c for _, c in runs["import torch"])
-    out = {"rounds": a.rounds, "load_average": os.getloadavg(), "cpus": os.cpu_count(), "commands": {}}
-    print(f"{'command':34} {'wall s':>7} {'ratio':>6} {'cpu s':>7} {'ratio':>6}")
+    out = {"rounds": a.rounds, "load_average_start": load_start, "load_average": os.getloadavg(), "cpus": os.cpu_count(), "commands": {}}
+    print(f"{'command':40} {'wall s':>7} {'ratio':>6} {'cpu s':>7} {'ratio':>6}")
     for name, vals in runs.items():
         wall, cpu = statistics.median(w for w, _ in vals), statistics.median(c for _, c in vals)
         out["commands"][name] = {"wall_median": round(wall, 3), "wall_ratio": round(wall / base_wall, 2),
                                  "cpu_median": round(cpu, 3), "cpu_ratio": round(cpu / base_cpu, 2),
                                  "walls": [round(w, 3) for w, _ in vals]}
-        print(f"{name:34} {wall:7.2f} {wall / base_wall:6.2f} {cpu:7.2f} {cpu / base_cpu:6.2f}")
+        print(f"{name:40} {wall:7.2f} {wall / base_wall:6.2f} {cpu:7.2f} {cpu / base_cpu:6.2f}")
     print(json.dumps(out))
 
 

@@ -21,7 +21,11 @@ process, so the ratios hold on a busy machine even when the milliseconds do not:
 
 Lightning's own per-step cost (hooks, logging, progress bar) is not in these rows: compare ``vs_reference.py``.
 
-Usage: ``python benchmarks/step_breakdown.py [--batches 40] [--rounds 3] [--threads 1] [--reference PATH]``
+With ``--profile``, ``torch.profiler``'s top operators (self CPU time) of the zoo's whole step and of the
+reference's step follow the table.
+
+Usage: ``python benchmarks/step_breakdown.py [--batches 40] [--rounds 3] [--threads 1] [--reference PATH]
+[--profile] [--top 15]``
 """
 
 from __future__ import annotations
@@ -104,6 +108,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference" / "bilstm_crf.py")
+    ap.add_argument("--profile", action="store_true", help="torch.profiler's top operators of both steps")
+    ap.add_argument("--top", type=int, default=15)
     a = ap.parse_args()
     _, dm, corpus, model = baseline_model(a.threads)
     global MODEL
@@ -233,6 +239,16 @@ def main() -> None:
             continue
         before = statistics.median(times[(name, 0)])
         print(f"| {name} | {before:.2f} | {now:.2f} | {before / now:.2f}x |")
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        for name, fn in (("zoo whole step", lambda: whole_step(False)), ("reference step", reference_step)):
+            if fn is None:
+                continue
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                fn()
+            print(f"\n### torch.profiler, {name}, {len(batches)} steps, top {a.top} by self CPU time\n")
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.top, max_name_column_width=40))
 
 
 if __name__ == "__main__":

@@ -15,16 +15,24 @@ Shared recipe: AdamW, encoder lr ``--encoder-lr`` and head lr ``--head-lr`` (the
 peer gets the same two parameter groups through ``Trainer(optimizers=...)``), weight decay 0.01, linear
 warm-up over 10 % of the steps then linear decay to 0, gradient norm clipped at 1.0, batch ``--batch-size``.
 Training time runs from the first epoch's start to the end of the last training step (data preparation and
-evaluation excluded, for both); dev F1 is span F1 (exact match, micro) over the whole dev set after training.
+evaluation excluded, for both); ``--max-steps N`` stops both after N steps (the schedule then spans N steps,
+for both). Dev F1 is the project's span F1 (``ner_zoo.metrics.report.span_prf``: exact match, micro) over the
+whole dev set after training, for both: the zoo's dev predictions through its Python API, the peer's from
+its logits read at each word's first sub-word (one batched tokenisation of the dev set, batches of 64 in input
+order: ``Trainer.predict`` would reorder them, since transformers 5 groups evaluation batches by length too).
 
-Prediction. The trained zoo checkpoint through the Python API against the trained peer model through
-``pipeline("token-classification", aggregation_strategy="first")`` on the test split: sentences per second
-(model load excluded) and test F1 against gold, to show that both predict what they trained.
+Prediction. The trained zoo checkpoint through the Python API (``ner_zoo.load(...)(tokens=...)``: entities with
+character offsets) against the trained peer model through ``pipeline("token-classification",
+aggregation_strategy="first")`` on the words joined by spaces, test split: sentences per second (model load
+excluded) and test F1 against gold (both outputs mapped back to word spans the same way), to show that both
+predict what they trained.
 
+Each result carries the 1-minute load average at its start and end (``load``): the machine may be shared.
 The last lines are ``train_ratio=`` (zoo steps/s over the peer's, medians) and ``predict_ratio=``.
 
-    python benchmarks/vs_hf.py [--sentences N] [--epochs 1] [--rounds 1] [--threads 1] [--batch-size 32]
-        [--device cpu|cuda] [--bf16] [--model DIR_OR_HUB_ID] [--predict-sentences N] [--no-predict]
+    python benchmarks/vs_hf.py [--sentences N] [--epochs 1] [--max-steps N] [--rounds 1] [--threads 1]
+        [--batch-size 32] [--device cpu|cuda] [--bf16] [--model DIR_OR_HUB_ID] [--dev-sentences N]
+        [--predict-sentences N] [--no-predict]
 """
 
 from __future__ import annotations
@@ -62,9 +70,30 @@ def read_split(folder: Path, name: str, limit: int | None = None) -> tuple[list[
 
 
 def span_f1(gold: list[list[tuple]], pred: list[list[tuple]]) -> float:
-    tp = sum(len(set(g) & set(p)) for g, p in zip(gold, pred))
-    n_gold, n_pred = sum(len(set(g)) for g in gold), sum(len(set(p)) for p in pred)
-    return 0.0 if tp == 0 else 200 * tp / (n_gold + n_pred)
+    """The project's exact-match micro span F1, in percent (the same function for both)."""
+    from ner_zoo.metrics.report import span_prf
+
+    return round(100 * span_prf(pred, gold)["f1"], 2)
+
+
+def word_spans(starts: list[int], entities) -> list[tuple]:
+    """Entities with character offsets into the words joined by single spaces -> word spans."""
+    import bisect
+
+    return [(bisect.bisect_right(starts, start) - 1, bisect.bisect_left(starts, end), label)
+            for start, end, label in entities]
+
+
+def char_starts(words: list[str]) -> list[int]:
+    starts, pos = [], 0
+    for w in words:
+        starts.append(pos)
+        pos += len(w) + 1
+    return starts
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
 
 
 def precision_flag(args) -> str:
@@ -84,7 +113,8 @@ def zoo_train(args) -> dict:
             self.start, self.end, self.steps = None, 0.0, 0
 
         def on_train_epoch_start(self, trainer, pl_module):
-            self.start = self.start or time.perf_counter()
+            if self.start is None:
+                self.start, self.load = time.perf_counter(), load_average()
 
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             self.steps, self.end = self.steps + 1, time.perf_counter()
@@ -104,42 +134,41 @@ def zoo_train(args) -> dict:
         "--model.init_args.encoder.init_args.model", args.model,
         "--model.init_args.pretrained_lr", str(args.encoder_lr),
         "--model.init_args.optimizer.init_args.lr", str(args.head_lr),
-        "--trainer.max_epochs", str(args.epochs), "--trainer.accelerator", args.device,
+        "--trainer.max_epochs", str(args.epochs), "--trainer.max_steps", str(args.max_steps or -1),
+        "--trainer.accelerator", args.device,
         "--trainer.precision", precision_flag(args), "--trainer.default_root_dir", str(root),
         "--trainer.logger", "false", "--checkpoint.dirpath", str(root / "checkpoints"),
         "--record.path", str(root / "results.json"), *args.zoo_args], cli_class=TimedCLI)
-    train_s = timer.end - timer.start
+    train_s, load = timer.end - timer.start, [timer.load, load_average()]
     return {"steps": timer.steps, "train_s": round(train_s, 2), "steps_per_s": round(timer.steps / train_s, 3),
-            "dev_f1": zoo_dev_f1(root, args), "checkpoint": str(root / "checkpoints" / "last.ckpt")}
+            "dev_f1": zoo_dev_f1(root, args), "checkpoint": str(root / "checkpoints" / "last.ckpt"), "load": load}
+
+
+def zoo_tagger(checkpoint, args):
+    import ner_zoo
+
+    return ner_zoo.load(checkpoint, device=args.device, batch_size=64, precision="bf16" if args.bf16 else "32")
 
 
 def zoo_dev_f1(root: Path, args) -> float:
-    """Span F1 of the last checkpoint on the full dev set, computed as the peer's is."""
-    from ner_zoo.data.readers.conll import read_conll
+    """Span F1 of the last checkpoint on the full dev set (the Python API's word spans)."""
     from ner_zoo.data.schema import Sentence
-    from ner_zoo.training.inference import load_model, predict
 
-    model = load_model(root / "checkpoints" / "last.ckpt").eval()
-    sents = read_conll(Path(args.data_dir) / "eng.testa")
-    preds = predict(model, [Sentence(list(s.tokens)) for s in sents], batch_size=64, accelerator=args.device)
-    return round(span_f1([[tuple(x) for x in s.spans] for s in sents], [[tuple(x) for x in p] for p in preds]), 2)
+    words, gold = read_split(Path(args.data_dir), "eng.testa", args.dev_sentences)
+    got = zoo_tagger(root / "checkpoints" / "last.ckpt", args).predict_sentences([Sentence(w) for w in words])
+    return span_f1(gold, [[tuple(x) for x in spans] for spans, _ in got])
 
 
 def zoo_predict(args) -> dict:
-    import torch
-
-    from ner_zoo.data.schema import Sentence
-    from ner_zoo.training.inference import load_model, predict
-
     words, gold = read_split(Path(args.data_dir), "eng.testb", args.predict_sentences)
-    model = load_model(args.checkpoint).eval()
-    torch.manual_seed(0)
+    tagger = zoo_tagger(args.checkpoint, args)
+    load = load_average()
     start = time.perf_counter()
-    preds = predict(model, [Sentence(w) for w in words], batch_size=64, accelerator=args.device,
-                    precision=precision_flag(args))
+    outputs = tagger(tokens=words)
     seconds = time.perf_counter() - start
+    preds = [word_spans(char_starts(w), [(e.start, e.end, e.label) for e in ents]) for w, ents in zip(words, outputs)]
     return {"sentences": len(words), "seconds": round(seconds, 2), "sentences_per_s": round(len(words) / seconds, 1),
-            "test_f1": round(span_f1(gold, [[tuple(x) for x in p] for p in preds]), 2)}
+            "test_f1": span_f1(gold, preds), "load": [load, load_average()]}
 
 
 # -------------------------------------------------------------------------------------------------- peer
@@ -154,7 +183,7 @@ def peer_train(args) -> dict:
     from ner_zoo.data.tagging import spans_to_tags
 
     words, gold = read_split(Path(args.data_dir), "eng.train")
-    dev_words, dev_gold = read_split(Path(args.data_dir), "eng.testa")
+    dev_words, dev_gold = read_split(Path(args.data_dir), "eng.testa", args.dev_sentences)
     tags = [spans_to_tags([_span(s) for s in g], len(w), "iob2") for w, g in zip(words, gold)]
     labels = sorted({t for seq in tags for t in seq})
     label2id = {t: i for i, t in enumerate(labels)}
@@ -188,13 +217,14 @@ def peer_train(args) -> dict:
         output_dir=str(out), per_device_train_batch_size=args.batch_size, num_train_epochs=args.epochs,
         lr_scheduler_type="linear", max_grad_norm=1.0, save_strategy="no", report_to="none", seed=args.seed,
         logging_strategy="no", use_cpu=args.device == "cpu", bf16=args.bf16, dataloader_num_workers=0,
-        **grouping, **warmup)
+        max_steps=args.max_steps or -1, per_device_eval_batch_size=64, **grouping, **warmup)
 
     class StepTimer(TrainerCallback):
         start, end, steps = None, 0.0, 0
 
         def on_epoch_begin(self, *a, **k):
-            self.start = self.start or time.perf_counter()
+            if self.start is None:
+                self.start, self.load = time.perf_counter(), load_average()
 
         def on_step_end(self, *a, **k):
             self.steps, self.end = self.steps + 1, time.perf_counter()
@@ -205,21 +235,25 @@ def peer_train(args) -> dict:
     trainer.train()
     trainer.save_model(str(out / "model"))
     tokenizer.save_pretrained(str(out / "model"))
-    dev = datasets.Dataset.from_dict({"tokens": dev_words, "tags": [["O"] * len(w) for w in dev_words]}).map(
-        tokenize_and_align, batched=True, remove_columns=["tokens", "tags"])
-    logits = trainer.predict(dev).predictions
+    train_s, load = timer.end - timer.start, [timer.load, load_average()]
+    enc = tokenizer(dev_words, truncation=True, is_split_into_words=True)  # one batched call for the dev set
+    # in input order: Trainer.predict would not keep it (transformers 5 groups evaluation batches by length too)
+    model.eval()
+    collator, predicted = trainer.data_collator, []
+    with torch.no_grad():
+        for lo in range(0, len(dev_words), 64):
+            batch = collator([{k: enc[k][i] for k in enc.keys()} for i in range(lo, min(lo + 64, len(dev_words)))])
+            predicted += model(**{k: v.to(model.device) for k, v in batch.items()}).logits.argmax(-1).tolist()
     pred_spans = []
     for i, w in enumerate(dev_words):
-        enc = tokenizer(w, truncation=True, is_split_into_words=True)
-        previous, seq = None, ["O"] * len(w)
-        for pos, word in enumerate(enc.word_ids()):
-            if word is not None and word != previous:
-                seq[word] = labels[int(logits[i][pos].argmax())]
-            previous = word
+        word_ids = enc.word_ids(i)
+        first = [pos for pos, word in enumerate(word_ids) if word is not None and word != word_ids[pos - 1]]
+        seq = ["O"] * len(w)
+        for pos in first:
+            seq[word_ids[pos]] = labels[predicted[i][pos]]
         pred_spans.append(_spans(seq))
-    train_s = timer.end - timer.start
     return {"steps": timer.steps, "train_s": round(train_s, 2), "steps_per_s": round(timer.steps / train_s, 3),
-            "dev_f1": round(span_f1(dev_gold, pred_spans), 2), "model_dir": str(out / "model")}
+            "dev_f1": span_f1(dev_gold, pred_spans), "model_dir": str(out / "model"), "load": load}
 
 
 def peer_predict(args) -> dict:
@@ -228,27 +262,15 @@ def peer_predict(args) -> dict:
     words, gold = read_split(Path(args.data_dir), "eng.testb", args.predict_sentences)
     tagger = pipeline("token-classification", model=args.model_dir, aggregation_strategy="first",
                       device=0 if args.device == "cuda" else -1)
-    texts, starts = [], []
-    for w in words:  # words joined by one space; entity character offsets mapped back to word indices
-        offsets, pos = [], 0
-        for token in w:
-            offsets.append(pos)
-            pos += len(token) + 1
-        texts.append(" ".join(w))
-        starts.append(offsets)
+    texts = [" ".join(w) for w in words]  # entity character offsets are mapped back to words as the zoo's are
+    load = load_average()
     start = time.perf_counter()
     outputs = tagger(texts, batch_size=64)
     seconds = time.perf_counter() - start
-    preds = []
-    for offsets, ents in zip(starts, outputs):
-        spans = []
-        for e in ents:
-            first = max(i for i, o in enumerate(offsets) if o <= e["start"])
-            last = max(i for i, o in enumerate(offsets) if o < e["end"])
-            spans.append((first, last + 1, e["entity_group"]))
-        preds.append(spans)
+    preds = [word_spans(char_starts(w), [(e["start"], e["end"], e["entity_group"]) for e in ents])
+             for w, ents in zip(words, outputs)]
     return {"sentences": len(words), "seconds": round(seconds, 2), "sentences_per_s": round(len(words) / seconds, 1),
-            "test_f1": round(span_f1(gold, preds), 2)}
+            "test_f1": span_f1(gold, preds), "load": [load, load_average()]}
 
 
 def _span(t):
@@ -273,8 +295,10 @@ def run_worker(kind: str, args, env: dict, **extra) -> dict:
            "--work", str(args.work), "--model", args.model, "--device", args.device, "--seed", str(args.seed),
            "--epochs", str(args.epochs), "--batch-size", str(args.batch_size), "--encoder-lr", str(args.encoder_lr),
            "--head-lr", str(args.head_lr)]
+    cmd += ["--max-steps", str(args.max_steps)] if args.max_steps else []
     cmd += ["--bf16"] if args.bf16 else []
     cmd += ["--predict-sentences", str(args.predict_sentences)] if args.predict_sentences else []
+    cmd += ["--dev-sentences", str(args.dev_sentences)] if args.dev_sentences else []
     for key, value in extra.items():
         cmd += [f"--{key.replace('_', '-')}", str(value)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
@@ -288,6 +312,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=None, help="first N training sentences (default: all)")
     ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--max-steps", type=int, default=None, help="stop both after N steps (default: the epochs)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=32)
@@ -298,6 +323,7 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="encoder: a local folder or hub id (default: MiniLM-L6)")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--predict-sentences", type=int, default=None, help="first N test sentences (default: all)")
+    ap.add_argument("--dev-sentences", type=int, default=None, help="first N dev sentences (default: all)")
     ap.add_argument("--no-predict", action="store_true")
     ap.add_argument("--zoo-args", nargs=argparse.REMAINDER, default=[], help="extra ner-zoo fit arguments (last)")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
@@ -318,7 +344,8 @@ def main() -> None:
         args.work = Path(tmp)
         args.data_dir = args.work / "conll2003"
         kept = cut_corpus(data_root() / "conll2003", args.data_dir, args.sentences)
-        print(f"# {kept} training sentences, {args.epochs} epoch(s), batch {args.batch_size}, {args.threads} "
+        cut = f" cut at {args.max_steps} steps" if args.max_steps else ""
+        print(f"# {kept} training sentences, {args.epochs} epoch(s){cut}, batch {args.batch_size}, {args.threads} "
               f"thread(s), {args.device}{' bf16' if args.bf16 else ''}, {args.rounds} round(s) zoo/peer "
               f"interleaved; encoder {args.model}", flush=True)
         train, pred = [], []
@@ -334,19 +361,21 @@ def main() -> None:
                     res = run_worker(kind, args, env, **extra)
                     print(f"# round {r} {name} predict: {res}", flush=True)
                     pred.append((name, r, res))
-    print("\n| run | round | steps | train s | steps/s | dev F1 |\n|---|---:|---:|---:|---:|---:|")
+    print("\n| run | round | steps | train s | steps/s | dev F1 | load average |\n|---|---:|---:|---:|---:|---:|---|")
     for name, r, res in train:
-        print(f"| {name} | {r} | {res['steps']} | {res['train_s']:.1f} | {res['steps_per_s']:.2f} | {res['dev_f1']:.2f} |")
+        print(f"| {name} | {r} | {res['steps']} | {res['train_s']:.1f} | {res['steps_per_s']:.2f} "
+              f"| {res['dev_f1']:.2f} | {res['load'][0]:.1f}-{res['load'][1]:.1f} |")
     med = {n: statistics.median(x["steps_per_s"] for m, _, x in train if m == n) for n in ("zoo", "peer")}
     f1 = {n: statistics.median(x["dev_f1"] for m, _, x in train if m == n) for n in ("zoo", "peer")}
     print(f"\nmedian steps/s: zoo {med['zoo']:.2f}, peer {med['peer']:.2f}; median dev F1: zoo {f1['zoo']:.2f}, "
           f"peer {f1['peer']:.2f} (difference {f1['zoo'] - f1['peer']:+.2f})")
     print(f"train_ratio={med['zoo'] / med['peer']:.2f}")
     if pred:
-        print("\n| run | round | sentences | s | sentences/s | test F1 |\n|---|---:|---:|---:|---:|---:|")
+        print("\n| run | round | sentences | s | sentences/s | test F1 | load average |\n"
+              "|---|---:|---:|---:|---:|---:|---|")
         for name, r, res in pred:
             print(f"| {name} | {r} | {res['sentences']} | {res['seconds']:.1f} | {res['sentences_per_s']:.1f} | "
-                  f"{res['test_f1']:.2f} |")
+                  f"{res['test_f1']:.2f} | {res['load'][0]:.1f}-{res['load'][1]:.1f} |")
         ps = {n: statistics.median(x["sentences_per_s"] for m, _, x in pred if m == n) for n in ("zoo", "peer")}
         print(f"predict_ratio={ps['zoo'] / ps['peer']:.2f}")
 

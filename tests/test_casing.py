@@ -10,10 +10,11 @@ import torch
 
 from battery import SAMPLE_DATA, build
 from ner_zoo.data.schema import Sentence
+from ner_zoo.modules.transformer import TransformerEncoder
 from test_long_documents import NAMES, _models
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
-WITH_FEATURES = ("span_classifier", "locate_and_label")  # their `encoder` module is the attribute `features`
+WITH_WORDS = ("span_classifier", "locate_and_label")  # word and char inputs beside the transformer
 
 
 def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
@@ -24,7 +25,8 @@ def _build(name: str, bert, tmp_path, casing_dim: int | None = None):
     if casing_dim is not None:
         target["casing_dim"] = casing_dim
     model = build(config, copy.deepcopy(SAMPLE_DATA), tmp_path).model.eval()
-    return model, model.tokens.encoder if name in WITH_FEATURES else model.encoder
+    (encoder,) = [m for m in model.modules() if isinstance(m, TransformerEncoder)]
+    return model, encoder
 
 
 def _loss(model, tokens: list[str]) -> torch.Tensor:
@@ -37,13 +39,13 @@ def _loss(model, tokens: list[str]) -> torch.Tensor:
 def test_uncased_encoder_gets_casing_by_default(name, tiny_bert_dir, tmp_path):  # noqa: F811
     model, encoder = _build(name, tiny_bert_dir, tmp_path)
     assert encoder.uncased and encoder.casing_dim == 8
-    if name not in WITH_FEATURES:  # (their GloVe/char inputs see case anyway)
+    if name not in WITH_WORDS:  # (their GloVe/char inputs see case anyway)
         torch.manual_seed(0)
         upper, lower = _loss(model, ["Peter", "is", "here"]), _loss(model, ["peter", "is", "here"])
         assert not torch.equal(upper, lower)
 
 
-@pytest.mark.parametrize("name", ["dspert", "biaffine"])
+@pytest.mark.parametrize("name", ["dspert", "biaffine_ner"])
 def test_without_casing_an_uncased_span_model_is_blind_to_case(name, tiny_bert_dir, tmp_path):  # noqa: F811
     model, encoder = _build(name, tiny_bert_dir, tmp_path, casing_dim=0)
     assert encoder.casing is None

@@ -20,15 +20,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from test_robustness import TRAIN, fitted, ner_zoo  # noqa: F401  (fixture)
 
 settings.register_profile("cli-fast", max_examples=12, deadline=None, database=None, derandomize=True,
                           suppress_health_check=list(HealthCheck))
-settings.register_profile("cli-slow", max_examples=150, deadline=None, database=None, derandomize=True,
-                          suppress_health_check=list(HealthCheck))
+settings.register_profile("cli-slow", max_examples=int(os.environ.get("NER_ZOO_INVARIANT_EXAMPLES", 150)),
+                          deadline=None, database=None, derandomize="NER_ZOO_INVARIANT_EXAMPLES" not in os.environ,
+                          suppress_health_check=list(HealthCheck),
+                          phases=[Phase.explicit, Phase.generate, Phase.target])  # no shrinking: each run is slow
 FAST, SLOW = settings.get_profile("cli-fast"), settings.get_profile("cli-slow")
 
 SPACES = [" ", "\t", "\u00a0", "\u3000", "\u2009", "  ", "\t\t"]
@@ -257,3 +259,151 @@ def test_bad_config_values_invariants(fit_config, capsys, key, data):
 @given(key=st.sampled_from(sorted(BAD_VALUES)), data=st.data())
 def test_bad_config_values_invariants_long(fit_config, capsys, key, data):
     _fit(capsys, fit_config, key, data.draw(st.sampled_from(BAD_VALUES[key])))
+
+
+# --- checkpoints: any damage is one line naming the file, under every command that reads one -------------------
+TOP_KEYS = ["state_dict", "hyper_parameters", "ner_zoo_class", "ner_zoo_format", "ner_zoo_sha256", "epoch",
+            "global_step", "optimizer_states", "loops", "callbacks"]
+WRONG = [None, 5, "x", [], {}, 2.5, True]
+CLASSES = ["ner_zoo.models.PSA", "ner_zoo.models.HCR", "ner_zoo.models.MIN", "ner_zoo.models.dspert.DSpERT",
+           "ner_zoo.errors.NerZooError", "ner_zoo.models.Nope", "os.path.join", "ner_zoo", ""]
+
+
+@st.composite
+def damaged_checkpoint(draw, src: bytes) -> tuple[str, object]:
+    """(how, what): bytes damage of the file, or an edit of its dict."""
+    kind = draw(st.sampled_from(["truncate", "flip", "zero", "append", "prepend", "del", "wrong", "class"]))
+    if kind in ("truncate", "flip", "zero", "append", "prepend"):
+        data = bytearray(src)
+        at = draw(st.integers(0, len(data) - 1))
+        n = draw(st.integers(1, 64))
+        if kind == "truncate":
+            data = data[:at]
+        elif kind == "flip":
+            for i in range(at, min(at + n, len(data))):
+                data[i] ^= draw(st.integers(1, 255))
+        elif kind == "zero":
+            data[at:at + n] = bytes(len(data[at:at + n]))
+        elif kind == "append":
+            data += draw(st.binary(min_size=1, max_size=64))
+        else:
+            data = bytearray(draw(st.binary(min_size=1, max_size=16))) + data
+        return "bytes", bytes(data)
+    if kind == "del":
+        return "del", draw(st.sampled_from(TOP_KEYS))
+    if kind == "wrong":
+        return "wrong", (draw(st.sampled_from(TOP_KEYS)), draw(st.sampled_from(WRONG)))
+    return "class", draw(st.sampled_from(CLASSES))
+
+
+def _damaged(ckpt: Path, dst: Path, how: str, what: object) -> None:
+    import torch
+
+    if how == "bytes":
+        dst.write_bytes(what)
+        return
+    c = torch.load(ckpt, weights_only=True, map_location="cpu")
+    if how == "del":
+        c.pop(what, None)
+    elif how == "wrong":
+        c[what[0]] = what[1]
+    else:
+        c["ner_zoo_class"] = what
+        c["hyper_parameters"]["_class_path"] = what
+    torch.save(c, dst)
+
+
+def _checkpoint(capsys, fitted, how: str, what: object, command: str) -> None:
+    cfg, ckpt, _ = fitted
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        bad = folder / "bad.ckpt"
+        _damaged(ckpt, bad, how, what)
+        before = digest([bad, ckpt])
+        if command == "predict":
+            inp = folder / "in.conll"
+            inp.write_text(TRAIN)
+            args = ["predict", "--ckpt_path", bad, "--input", inp, "--accelerator", "cpu"]
+        else:
+            args = [command, "--config", cfg, "--ckpt_path", bad, "--trainer.default_root_dir", folder]
+            args += ["--checkpoint.dirpath", folder / "ckpt", "--trainer.max_epochs", "3"] if command == "fit" else []
+        rc, _, err = ner_zoo(capsys, *args)
+        check(rc, err, folder)
+        if rc == 2:
+            assert str(bad) in err.strip().splitlines()[-1], err[-2000:]
+        assert digest([bad, ckpt]) == before
+        assert not list(folder.rglob("*.tmp"))
+    finally:
+        shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def fitted_bytes(fitted):
+    return fitted[1].read_bytes()
+
+
+@settings(FAST, max_examples=6)
+@given(data=st.data(), command=st.sampled_from(["predict", "test"]))
+def test_damaged_checkpoint_invariants(fitted, fitted_bytes, capsys, data, command):
+    how, what = data.draw(damaged_checkpoint(fitted_bytes))
+    _checkpoint(capsys, fitted, how, what, command)
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=60)
+@given(data=st.data(), command=st.sampled_from(["predict", "test", "validate", "fit"]))
+def test_damaged_checkpoint_invariants_long(fitted, fitted_bytes, capsys, data, command):
+    how, what = data.draw(damaged_checkpoint(fitted_bytes))
+    _checkpoint(capsys, fitted, how, what, command)
+
+
+# --- compare: a record with any field of any type is shown or skipped with a warning naming it ------------------
+RECORD_FIELDS = ["model", "data", "config", "test", "test.f1", "test.precision", "val", "best_val", "hardware",
+                 "hardware.gpu", "epoch_seconds", "epochs", "protocol", "protocol.steps", "status", "seed",
+                 "variant", "precision", "encoder", "overlays", "fit_seconds", "data_split", "versions", "devices",
+                 "nodes", "segments", "config_hash", "best_epoch"]
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 10**12) | st.floats(allow_nan=False)
+                           | st.sampled_from(["", "x", "0.9", "nan", "gpu"]),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+                               ["f1", "steps", "gpu", "a"]), inner, max_size=3), max_leaves=6)
+
+
+def _compare(capsys, edits: list) -> None:
+    import json
+
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        good, bad = folder / "good", folder / "bad"
+        for d in (good, bad):
+            d.mkdir()
+        base = {"model": "M", "data": "D", "config": {}, "test": {"f1": 0.5}, "status": "completed", "epochs": 1}
+        (good / "results.json").write_text(json.dumps(base))
+        rec = json.loads(json.dumps({**base, "model": "Other"}))
+        for key, value in edits:
+            head, _, tail = key.partition(".")
+            if tail:
+                rec[head] = rec.get(head) if isinstance(rec.get(head), dict) else {}
+                rec[head][tail] = value
+            else:
+                rec[head] = value
+        (bad / "results.json").write_text(json.dumps(rec))
+        before = digest([good / "results.json", bad / "results.json"])
+        rc, out, err = ner_zoo(capsys, "compare", good, bad, "--only-runs")
+        check(rc, err, folder)
+        assert rc == 0 and "| M | D |" in out, (out, err[-2000:])  # the good run is always shown
+        assert digest([good / "results.json", bad / "results.json"]) == before
+    finally:
+        shutil.rmtree(folder)
+
+
+@settings(FAST, max_examples=5)
+@given(edits=st.lists(st.tuples(st.sampled_from(RECORD_FIELDS), JSON_VALUES), min_size=1, max_size=3))
+def test_compare_record_invariants(capsys, edits):
+    _compare(capsys, edits)
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=400)
+@given(edits=st.lists(st.tuples(st.sampled_from(RECORD_FIELDS), JSON_VALUES), min_size=1, max_size=3))
+def test_compare_record_invariants_long(capsys, edits):
+    _compare(capsys, edits)

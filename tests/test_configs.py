@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from ner_zoo.testing.tiny import TINY, model_class
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,9 +152,36 @@ def test_every_config_is_audited():
     assert "quickstart.yaml" in names and "baselines/conll2003.yaml" in names
 
 
+@pytest.mark.parametrize("name", TINY)
+def test_every_registry_model_has_a_config(name):
+    """Each model of the tiny registry has a config here, so the audit below parses and builds it."""
+    paths = [(load_yaml(p).get("model") or {}).get("class_path") for p in config_files()
+             if p.parent.name != "ablations"]
+    assert any(path and resolve(path) is model_class(name) for path in paths), f"no config under configs/ builds {name}"
+
+
 @pytest.mark.parametrize("path", config_files(), ids=lambda p: str(p.relative_to(CONFIGS)))
 def test_config_parses_and_model_builds(path, deep_tiny_bert):
-    config = parse(compose(path))
+    audit_config(compose(path), deep_tiny_bert)
+
+
+def load_yaml(path: Path) -> dict:
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    return data if isinstance(data, dict) else {}
+
+
+def resolve(class_path: str) -> type:
+    module, _, name = class_path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def audit_config(files: list[Path], deep_tiny_bert: Path) -> None:
+    """The audit of one run config (``files`` composed): it parses with the CLI parser, keeps the house
+    conventions, and its model builds on the sample vocabularies and computes a finite loss."""
+    assert files[-1].read_text().startswith("# "), "the first line says what the config reproduces"
+    config = parse(files)
     assert config["model"]["class_path"].startswith("ner_zoo.models.")
     assert config["data"]["class_path"].startswith("ner_zoo.data.")
     assert config["checkpoint"]["monitor"] == "val/f1"
@@ -345,7 +373,12 @@ def test_wandb_logging_composes_without_inheriting_a_logger_name(path):
     the W&B run name left to the CLI (``<Model>[-<variant>]-<Data>-s<seed>``). A config whose logger is a single
     mapping, not a list, would merge its ``name`` into the WandbLogger; an ablation setting the logger name
     would not parse after the list."""
-    files, wandb = compose(path), CONFIGS / "logging" / "wandb.yaml"
+    audit_wandb_logging(compose(path))
+
+
+def audit_wandb_logging(files: list[Path]) -> None:
+    """``logging/wandb.yaml`` composed over ``files``: exactly its two loggers, no inherited run name."""
+    wandb = CONFIGS / "logging" / "wandb.yaml"
     orders = [[*files, wandb], [*files[:1], wandb, *files[1:]]]
     for order in orders[:len(files)]:  # one file: both orders are the same list, parsed once
         loggers = parse(order)["trainer"]["logger"]

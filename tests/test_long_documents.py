@@ -1,7 +1,8 @@
 """Long inputs through the transformer and span models (issue 10): a 1,000-token sentence (over the tiny
 BERT's 64-position maximum, so windows are used) and a document of 2,000 sentences read as context.
 
-The tagger models (BiLSTM-CRF, PSA, HCR, MIN) get the 1,000-token sentence in tests/test_reliability.py.
+Models come from the tiny registry (``ner_zoo/testing/tiny.py``); its plain taggers (no required transformer:
+BiLSTM-CRF, PSA, HCR, MIN) get the 1,000-token sentence in tests/test_reliability.py, every other model here.
 """
 
 from __future__ import annotations
@@ -15,33 +16,28 @@ from battery import SAMPLE_DATA, build
 from ner_zoo.training.inference import predict
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.training.span_model import SpanBatch
+from ner_zoo.testing.tiny import TINY, TRANSFORMER_MODELS, plain_taggers, takes_encoder, tiny_model
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 
-def _models(bert: str) -> dict[str, dict]:
-    """The tiny configs of the model test files, with the transformer reading document context."""
-    import test_model_biaffine_ner
-    import test_model_dspert
-    import test_model_locate_and_label
-    import test_model_span_classifier
-    import test_model_transformer_tagger
+#: every registry model but the plain taggers (those: tests/test_reliability.py)
+NAMES = [name for name in TINY if name not in plain_taggers()]
+CONTEXT = {"dspert": 2, "biaffine_ner": 2}  # neighbouring sentences per side (default 1)
+EXTRA = {"locate_and_label": {"score_threshold": 0.0}}  # keep every proposal, so decoding sees long spans
 
+
+def _models(bert: str) -> dict[str, dict]:
+    """The tiny registry's configs, each with its transformer reading document context."""
     features = {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
                 "init_args": {"model": bert, "pooling": "max", "context": 1}}
-
-    def with_features(config: dict, **extra) -> dict:
-        return {**config, "init_args": {**config["init_args"], "encoder": features, **extra}}
-
-    return {
-        "transformer_tagger": test_model_transformer_tagger.tiny_model(bert, encoder={"context": 1}),
-        "span_classifier": with_features(test_model_span_classifier.TINY),
-        "locate_and_label": with_features(test_model_locate_and_label.TINY, score_threshold=0.0),
-        "dspert": test_model_dspert.tiny(bert, encoder={"context": 2}),
-        "biaffine": test_model_biaffine_ner.tiny(bert, encoder={"context": 2}),
-    }
-
-
-NAMES = ["transformer_tagger", "span_classifier", "locate_and_label", "dspert", "biaffine"]
+    configs = {}
+    for name in NAMES:
+        if name in TRANSFORMER_MODELS:
+            configs[name] = tiny_model(name, bert, encoder={"context": CONTEXT.get(name, 1)}, **EXTRA.get(name, {}))
+        else:  # an optional transformer (or none: a span model on words alone)
+            encoder = copy.deepcopy(features) if takes_encoder(name) else None
+            configs[name] = tiny_model(name, encoder=encoder, **EXTRA.get(name, {}))
+    return configs
 
 
 def _model(name: str, bert, tmp_path):

@@ -294,3 +294,16 @@ def test_inference_predict_takes_no_sentences_and_names_the_api_for_strings(trai
     assert predict(c.model, []) == []
     with pytest.raises(TypeError, match=r"ner_zoo.load\(checkpoint\)\(text\)"):
         predict(c.model, ["Anna Berg visited Paris ."])
+
+
+def test_load_and_tag_without_lightning_then_train_with_it(trained, tmp_path):
+    """``ner_zoo.load`` uses the Lightning stand-ins and takes them out again: tagging leaves Lightning unimported,
+    and a later ``import lightning`` in the same process (training) gets the real package."""
+    _, ckpt, _ = trained
+    code = ("import sys, ner_zoo; t = ner_zoo.load(sys.argv[1], device='cpu'); a = t('Anna Berg visited Paris.'); "
+            "b = t(tokens=['Peter', 'Blackburn']); "
+            "print(sorted(m for m in ('lightning', 'pytorch_lightning', 'torchmetrics') if m in sys.modules)); "
+            "import lightning.pytorch as pl; from ner_zoo.models import BiLSTMCRF; "
+            "print(issubclass(BiLSTMCRF, pl.LightningModule), t('Anna Berg visited Paris.') == a)")
+    out = run("-c", code, str(ckpt), cwd=tmp_path).stdout.splitlines()
+    assert out == ["[]", "True True"]

@@ -27,6 +27,7 @@ from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.writers import write_jsonl
 from ner_zoo.io import atomic_write
 from ner_zoo.errors import CheckpointError, DataFormatError, LabelError
+from ner_zoo.testing.tiny import plain_taggers, tiny_model
 from test_cli import MODEL
 
 TRAIN = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nBlackburn I-PER\n\n"
@@ -162,10 +163,7 @@ def test_config_wrong_type_is_named(tmp_path, capsys):
 
 
 # --- checkpoints, long inputs, numerics --------------------------------------------------------------------
-def _tiny_models() -> dict[str, dict]:
-    from ner_zoo.testing.tiny import tiny_model
-
-    return {name: tiny_model(name) for name in ("bilstm_crf", "psa", "hcr", "min")}
+TAGGERS = plain_taggers()  # from the tiny registry; the other models: tests/test_long_documents.py
 
 
 SMALL = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 16}}
@@ -210,10 +208,10 @@ def test_checkpoint_from_incompatible_version(fitted, tmp_path, version):
         load_model(bad)
 
 
-@pytest.mark.parametrize("name", ["bilstm_crf", "psa", "hcr", "min"])
+@pytest.mark.parametrize("name", TAGGERS)
 def test_1000_token_sentence_every_model(tmp_path, name):
     """Fit 2 steps, reload from the checkpoint alone (weights_only), tag a 1,000-token sentence."""
-    cli = build(_tiny_models()[name], SMALL, tmp_path, trainer={"max_steps": 2, "max_epochs": 1,
+    cli = build(tiny_model(name), SMALL, tmp_path, trainer={"max_steps": 2, "max_epochs": 1,
                                                                  "limit_val_batches": 1}, subcommand="fit")
     model = load_model(cli.trainer.checkpoint_callback.best_model_path).eval()
     words = [t for s in cli.datamodule.sentences("train") for t in s.tokens]
@@ -236,9 +234,9 @@ def _finite_under_bf16(model, batch: Batch) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["bilstm_crf", "psa", "hcr", "min"])
+@pytest.mark.parametrize("name", TAGGERS)
 def test_bf16_one_token_sentences_every_model(tmp_path, name):
-    cli = build(_tiny_models()[name], SMALL, tmp_path, trainer={"max_steps": 1, "max_epochs": 1,
+    cli = build(tiny_model(name), SMALL, tmp_path, trainer={"max_steps": 1, "max_epochs": 1,
                                                                  "limit_val_batches": 1}, subcommand="fit")
     model = cli.model.eval()  # eval: HCR's memory is then queried, not written with non-train sentences
     model.trainer = None  # outside a loop (MIN logs its sub-losses)

@@ -328,3 +328,88 @@ def test_fit_os_error_names_the_checkpoint(tmp_path, capsys):  # F-efbig
     line = one_error_line(err)
     assert rc == 2 and f"{tmp_path / 'ckpt'}" in line and "File too large" in line
     assert not list((tmp_path / "ckpt").glob("*.ckpt")) and no_tmp(tmp_path)
+
+
+# --- checkpoints under every command that reads one (Lightning's loader path included) ----------------------------
+def bad_checkpoint(kind: str, src: Path, dst: Path) -> Path:
+    """``src`` damaged as ``kind`` (the review's K- rows and their neighbours)."""
+    import zipfile
+
+    data = src.read_bytes()
+    if kind == "empty":
+        return write(dst, b"")
+    if kind == "text":
+        return write(dst, "not a checkpoint\n")
+    if kind == "truncated":
+        return write(dst, data[:len(data) // 2])
+    if kind == "not_zip":
+        return write(dst, b"PK\x03\x04" + bytes(5000))
+    if kind == "zip_blocks":  # a record's local header zeroed: torch fails while reading it
+        b = bytearray(data)
+        with zipfile.ZipFile(src) as z:
+            info = max((i for i in z.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+        b[info.header_offset:info.header_offset + 30] = bytes(30)
+        return write(dst, bytes(b))
+    if kind == "flipped":
+        from test_robustness import flip_weight_bytes
+
+        flip_weight_bytes(src, dst, n=8)
+        return dst
+    ckpt = torch.load(src, weights_only=True, map_location="cpu")
+    if kind == "list":
+        ckpt = [1, 2]
+    elif kind == "future_format":
+        ckpt["ner_zoo_format"] = 99
+    elif kind == "no_weights":
+        del ckpt["state_dict"]
+    elif kind.startswith("as:"):
+        return _with_class(src, dst, kind[3:])
+    torch.save(ckpt, dst)
+    return dst
+
+
+LOADER_KINDS = ["zip_blocks", "as:ner_zoo.models.PSA", "as:ner_zoo.models.ExhaustiveSpanClassifier",
+                "as:ner_zoo.errors.NerZooError", "not_zip"]  # each was a traceback or an unnamed line under test
+ALL_KINDS = LOADER_KINDS + ["as:ner_zoo.models.Nope", "as:os.path", "list", "future_format", "empty", "text",
+                            "truncated", "flipped", "no_weights"]
+
+
+def _ckpt_command(command: str, cfg: Path, ckpt: Path, tmp: Path) -> list:
+    if command == "predict":
+        return ["predict", "--ckpt_path", ckpt, "--input", write(tmp / "in.conll", T), "--accelerator", "cpu"]
+    extra = ["--trainer.max_epochs", "3", "--checkpoint.dirpath", tmp / "ckpt",
+             "--trainer.default_root_dir", tmp / "runs"] if command == "fit" else []
+    return [command, "--config", cfg, "--ckpt_path", ckpt, *extra]
+
+
+@pytest.mark.parametrize("kind", LOADER_KINDS)
+def test_bad_checkpoint_under_test_is_one_line_naming_it(fitted, tmp_path, capsys, kind):  # K-* through Lightning
+    cfg, ckpt, _ = fitted
+    bad = bad_checkpoint(kind, ckpt, tmp_path / "bad.ckpt")
+    rc, _, err = ner_zoo(capsys, *_ckpt_command("test", cfg, bad, tmp_path))
+    assert rc == 2 and one_error_line(err).startswith(f"ner-zoo: error: {bad}"), err[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["predict", "validate", "fit"])
+@pytest.mark.parametrize("kind", ALL_KINDS)
+def test_bad_checkpoint_is_one_line_naming_it_in_every_command(fitted, tmp_path, capsys, command, kind):
+    cfg, ckpt, _ = fitted
+    bad = bad_checkpoint(kind, ckpt, tmp_path / "bad.ckpt")
+    before = bad.read_bytes()
+    rc, _, err = ner_zoo(capsys, *_ckpt_command(command, cfg, bad, tmp_path))
+    assert rc == 2 and one_error_line(err).startswith(f"ner-zoo: error: {bad}"), err[-2000:]
+    assert bad.read_bytes() == before and not (tmp_path / "in.conll.pred.conll").exists()
+
+
+def test_checkpoint_without_digest_warning_names_the_file(fitted, tmp_path, capsys):  # K-nodigest
+    _, ckpt, _ = fitted
+    c = torch.load(ckpt, weights_only=True, map_location="cpu")
+    del c["ner_zoo_sha256"]
+    old = tmp_path / "old.ckpt"
+    torch.save(c, old)
+    with pytest.warns(UserWarning) as record:
+        rc, _, err = ner_zoo(capsys, *_ckpt_command("predict", None, old, tmp_path))
+    digests = [str(w.message) for w in record if "no integrity digest" in str(w.message)]
+    assert rc == 0 and digests == [f"{old} has no integrity digest (written by an older ner-zoo): corruption cannot "
+                                   "be detected"], digests

@@ -66,10 +66,25 @@ def test_serve_answers_http_with_the_api_json(exported, tmp_path):
         assert code == 200 and body["entities"] == [e.to_dict() for e in tagger(tokens=["Anna", "Berg", "visited", "Paris"])]
         code, body = post(f"{base}/predict", {"words": "x"})
         assert code == 400 and "text" in body["detail"]
+        server.send_signal(signal.SIGTERM)  # the main process alone (kill PID, docker stop): it ends its workers
+        server.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while True:  # nothing left in its session once the workers have finished stopping
+            try:
+                os.killpg(server.pid, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, "the server exited but left processes running"
+            time.sleep(0.5)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)  # its own session: the server and its workers
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)  # its own session: the server and its workers
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(timeout=30)
+        try:
+            os.killpg(server.pid, signal.SIGKILL)  # workers left behind by a failed check
+        except ProcessLookupError:
+            pass

@@ -256,6 +256,11 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
         return ner_zoo("predict", "--ckpt_path", tmp / "as_psa.ckpt", "--input", inp,
                        "--accelerator", "cpu").one_line("as_psa.ckpt")
 
+    def loader_path():  # the same class under Lightning's loader (test, validate, fit --ckpt_path)
+        if not (tmp / "as_psa.ckpt").exists():
+            class_mismatch()
+        return ner_zoo("test", "--config", cfg, "--ckpt_path", tmp / "as_psa.ckpt").one_line("as_psa.ckpt")
+
     def compare_wrong_type():
         for name, test in (("good", {"f1": 0.5}), ("f1str", {"f1": "0.9"})):
             (tmp / "cmp" / name).mkdir(parents=True, exist_ok=True)
@@ -346,6 +351,7 @@ def probes(tmp: Path, ckpt: Path, cfg: Path) -> dict:
         "V-predict": ("`predict --batch_size 0`", one("predict", "--ckpt_path", ckpt, "--input", inp, "--batch_size", "0",
                                                       needles=["positive integer"])),
         "V-ckpt": ("checkpoint whose class does not fit its weights", class_mismatch),
+        "V-ckpt-test": ("the same checkpoint under `test --ckpt_path` (Lightning's loader)", loader_path),
         "V-jsonl": ("`score` JSONL span `[false, true, \"PER\"]`", one("score", write("bool.jsonl", json.dumps(
                     {"tokens": ["a", "b"], "gold_spans": [[False, True, "PER"]], "pred_spans": []}) + "\n"),
                     needles=["bool.jsonl:1:"])),

@@ -73,6 +73,10 @@ def model_card(config: dict, rec: dict | None, source: Path) -> str:
                      f"- labels: {labels}",
                      f"- encoder: {', '.join(f'`{b}`' for b in base) if base else 'none (word and character embeddings)'}",
                      ""]
+    if config.get("runtime") == "onnx":
+        lines[-1:-1] = ["- format: ONNX (`model.onnx`, the scoring network; decoded in numpy"
+                        + (", CRF scores in `crf.json`" if config["onnx"].get("decoder") == "crf" else "")
+                        + "): needs `onnxruntime`, not torch"]
     if rec is None:
         lines += ["## Training", "", "No run record (`results.json`) was found next to the checkpoint: the data, "
                   "scores and recipe of this model are unknown. Export with `--record results.json` to include them.",

@@ -18,11 +18,12 @@ import importlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from ner_zoo.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import torch
 
 FORMAT = 1
 ENCODER_CLASS = "ner_zoo.modules.transformer.TransformerEncoder"
@@ -67,11 +68,13 @@ def saved_hparams(path: Path, cls) -> dict:
     """The init arguments as saved (nested components as ``class_path``/``init_args``, not objects)."""
     if path.is_dir():
         return json.loads((path / "config.json").read_text())["hyper_parameters"]
+    import torch
+
     hp = dict(torch.load(path, map_location="cpu", weights_only=True, mmap=True).get("hyper_parameters") or {})
     return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
 
 
-def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None) -> Path:
+def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors") -> Path:
     """Write the folder for checkpoint ``ckpt`` into ``output`` (an existing non-empty folder is refused).
 
     Args:
@@ -79,7 +82,11 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
         output: the folder to write.
         record: the run record for the model card; default: ``results.json`` next to the checkpoint or one
             folder up, when present.
+        format: ``safetensors`` (the weights; loads into the PyTorch model) or ``onnx`` (taggers: the scoring
+            network as ``model.onnx``, decoded outside it; :mod:`ner_zoo.api.onnx`).
     """
+    if format not in ("safetensors", "onnx"):
+        raise CheckpointError(f"unknown export format {format!r} (safetensors or onnx)")
     from safetensors.torch import save_file
 
     from ner_zoo.api.card import find_record, model_card
@@ -100,7 +107,11 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        skip = []
+        skip, runtime = [], {}
+        if format == "onnx":
+            from ner_zoo.api.onnx import write_onnx
+
+            runtime = {"runtime": "onnx", "onnx": write_onnx(model, tmp)}
         for k, ((name, enc), group) in enumerate(zip(encoders, groups)):
             folder = f"encoder-{k}"
             enc.model.save_pretrained(tmp / folder)
@@ -110,12 +121,13 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             skip.append(f"{name}.model.")
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()
                  if not any(k.startswith(p) for p in skip)}
-        save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt", "ner_zoo_format": str(FORMAT)})
+        if format == "safetensors":
+            save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt", "ner_zoo_format": str(FORMAT)})
         vocabs = model.vocabs
         config = {"ner_zoo_format": FORMAT, "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
                   "task": model.task, "labels": list(vocabs.labels or []), "tag_scheme": vocabs.scheme,
                   "hyper_parameters": hp, "encoders": [g["init_args"]["base_model"] for g in groups],
-                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups))]}
+                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups))], **runtime}
         (tmp / "config.json").write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
         (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
         rec = find_record(Path(ckpt), record)
@@ -155,6 +167,8 @@ def load_folder(folder: str | Path):
 
     folder = Path(folder)
     cfg_path = folder / "config.json"
+    if (folder / "model.onnx").is_file() and not (folder / "model.safetensors").is_file():
+        raise CheckpointError(f"{folder}: holds an ONNX model (no PyTorch weights): load it with ner_zoo.load")
     if not cfg_path.is_file() or not (folder / "model.safetensors").is_file():
         raise CheckpointError(f"{folder}: not an exported ner-zoo model (config.json and model.safetensors expected)")
     config = json.loads(cfg_path.read_text())

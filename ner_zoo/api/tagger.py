@@ -1,18 +1,20 @@
 """``ner_zoo.load(path)`` -> :class:`Tagger`: a trained model applied to raw text or tokens, giving entities with
-character offsets and a confidence each. No Trainer, nothing printed."""
+character offsets and a confidence each. No Trainer, nothing printed. torch is imported on first use: a folder
+exported with ``--format onnx`` runs on onnxruntime alone (:mod:`ner_zoo.api.onnx`)."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ner_zoo.api.text import Token, sentences as split_text
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,16 @@ class Entity:
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
+    import torch
+
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device("cpu" if device == "cpu" else device)
 
 
 def load_any(path: str | Path, device: str | torch.device | None = None):
-    """The model stored in ``path``: an exported folder (``config.json`` + ``model.safetensors``) or a checkpoint."""
+    """The model stored in ``path``: an exported folder (``config.json`` + ``model.safetensors``) or a checkpoint
+    (an ONNX folder: :func:`ner_zoo.api.onnx.load_onnx`)."""
     path = Path(path)
     if path.is_dir():
         from ner_zoo.api.export import load_folder
@@ -84,6 +89,7 @@ class Tagger:
         self.batch_size = batch_size
         self.precision = str(precision)
         self.split_sentences = split_sentences
+        self._modules: dict = {}  # set by load: the stand-in modules the model was loaded under
 
     @property
     def device(self) -> torch.device:
@@ -100,6 +106,14 @@ class Tagger:
     # prediction ---------------------------------------------------------------------------------------------
     def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
         """``(spans, scores)`` per sentence, in input order (empty sentences give no spans)."""
+        from ner_zoo.api.light import attached
+
+        with attached(self._modules):  # the model's lazy imports see what it was loaded under
+            return self._predict_sentences(sentences)
+
+    def _predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
+        import torch
+
         model = self.model
         todo = [(i, s) for i, s in enumerate(sentences) if len(s.tokens)]
         out: list[tuple[list[Span], list[float] | None]] = [([], []) for _ in sentences]
@@ -107,7 +121,10 @@ class Tagger:
             return out
         if model.context_encoders():  # the sentences are their own document context (as predict does)
             model.add_context([s for _, s in todo])
-        order = sorted(range(len(todo)), key=lambda k: len(todo[k][1].tokens))  # less padding
+        # sorted by what a batch costs (less padding): words, or what the model says (a transformer's sub-words)
+        costs = getattr(model, "bucket_lengths", None)
+        lengths = costs([s for _, s in todo]) if costs is not None else [len(s.tokens) for _, s in todo]
+        order = sorted(range(len(todo)), key=lengths.__getitem__)
         device = self.device
         for lo in range(0, len(order), self.batch_size):
             chunk = [todo[k] for k in order[lo: lo + self.batch_size]]
@@ -120,13 +137,13 @@ class Tagger:
         return out
 
     def _decode(self, batch) -> list:
-        from ner_zoo.training.tagger import SequenceTagger
-
-        if isinstance(self.model, SequenceTagger):
+        if hasattr(self.model, "from_emissions"):  # a SequenceTagger (no isinstance: see load's stand-ins)
             return self.model.from_emissions(self.model.emissions(batch), batch.mask, with_scores=True)
         return self.model.decode(batch)
 
     def _autocast(self, device: torch.device):
+        import torch
+
         if self.precision.startswith("bf16"):
             return torch.autocast(device.type, dtype=torch.bfloat16)
         if self.precision.startswith("16"):
@@ -190,7 +207,8 @@ def entities(text: str, toks: Sequence[Token], spans: Iterable[Span], scores: Se
     return sorted(out, key=lambda e: (e.start, -e.end, e.label))
 
 
-def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32") -> Tagger:
+def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32",
+         _allow_pos: bool = False, _keep_light: bool = False) -> Tagger:
     """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit`` or a folder written by ``ner-zoo export``.
 
     Args:
@@ -198,5 +216,29 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
         device: ``cpu``, ``cuda``, ``cuda:1`` ...; default: a GPU when there is one.
         batch_size: sentences per forward pass.
         precision: ``32``, ``bf16`` or ``16``.
+
+    A folder exported with ``--format onnx`` gives an :class:`~ner_zoo.api.onnx.OnnxTagger` (same interface; runs
+    on onnxruntime without torch). Otherwise the model is loaded without importing Lightning (~5 s) where
+    :mod:`ner_zoo.api.light`'s stand-ins suffice (checked by a smoke prediction; else with the real package);
+    they are removed again afterwards, so training in the same process later imports the real Lightning.
     """
-    return Tagger(load_any(path, device), batch_size=batch_size, precision=precision)
+    from ner_zoo.api.onnx import is_onnx_folder
+
+    if is_onnx_folder(path):
+        from ner_zoo.api.onnx import OnnxTagger
+
+        return OnnxTagger(path, device=device, batch_size=batch_size, _allow_pos=_allow_pos)
+
+    def build() -> Tagger:
+        tagger = Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=_allow_pos)
+        tagger.predict_sentences([Sentence(["Smoke", "test", "."])])  # fails here if a stand-in falls short
+        for encoder in tagger.model.context_encoders():  # the smoke sentence is no context of the real input
+            encoder.documents = type(encoder.documents)()
+        return tagger
+
+    from ner_zoo.api import light
+
+    if _keep_light:  # a short-lived CLI process: the stand-ins stay
+        return light.with_real_fallback(build)
+    tagger, tagger._modules = light.with_real_fallback_detached(build)
+    return tagger

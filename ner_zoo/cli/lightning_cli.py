@@ -45,6 +45,7 @@ from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_con
 from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
                                        yaml_syntax_line)
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
+from ner_zoo.training import checkpoint_checks
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash
 from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
@@ -84,6 +85,7 @@ class NERZooCLI(LightningCLI):
         argv = sys.argv[1:] if argv is None else argv  # None: LightningCLI reads sys.argv
         self.command = " ".join(["ner-zoo", *map(str, argv)]) if isinstance(argv, (list, tuple)) else None
         self.fit_run: FitRun | None = None
+        self.ckpt_model: tuple[str, str | None] | None = None  # (--ckpt_path, its class) when it sets the model
         self.log_model: bool | str = False  # a W&B logger's log_model, done by WandbModelArtifact instead
         before = os.environ.get(RUN_DIR_ENV)  # set for the processes Lightning launches, for this fit only
         try:
@@ -169,6 +171,8 @@ class NERZooCLI(LightningCLI):
             super().instantiate_classes()
         except (ValueError, TypeError) as e:
             cause = _own_error(e)
+            if cause is None and self.ckpt_model and "NERModule" in str(e):  # the checkpoint's settings
+                raise checkpoint_checks.settings_error(*self.ckpt_model, e) from None
             if cause is None:
                 raise
             raise cause from None
@@ -185,6 +189,7 @@ class NERZooCLI(LightningCLI):
         built = getattr(self, "trainer", None)
         if built is not None:
             _name_checkpoint_errors(built.strategy.checkpoint_io)
+            checkpoint_checks.name_load_errors(built.strategy)
             for callback in built.callbacks:
                 if isinstance(callback, RunRecorder):
                     callback.command = self.command
@@ -200,15 +205,10 @@ class NERZooCLI(LightningCLI):
         own version would re-apply the stored keys unconverted and load an unreadable file with a traceback."""
         sub = self.config.get("subcommand")
         ckpt = self.config[sub].get("ckpt_path") if sub else None
-        if not ckpt or not Path(ckpt).is_file():
+        if not ckpt or not Path(ckpt).is_file() and (sub == "fit" or checkpoint_checks.lightning_name(ckpt)):
             return
         given = _model_args(self.config[sub].get("model"))
-        try:
-            hparams = dict(torch.load(ckpt, weights_only=True, map_location="cpu", mmap=True)
-                           .get("hyper_parameters") or {})
-        except (RuntimeError, EOFError, ValueError) as e:
-            raise CheckpointError(f"{ckpt}: not a readable checkpoint (truncated, corrupted or not written by "
-                                  f"torch.save: {str(e).strip().splitlines()[0][:200]})") from None
+        hparams = dict(checkpoint_checks.preflight(ckpt)[0].get("hyper_parameters") or {})
         hparams.pop("_instantiator", None)
         class_path = hparams.pop("_class_path", None)
         if not hparams and class_path is None:
@@ -217,7 +217,11 @@ class NERZooCLI(LightningCLI):
         if cls is not None:  # saved under since-renamed keys: their current names
             hparams = cls.migrate_hparams(hparams)
         model = {"class_path": class_path, "dict_kwargs": hparams} if class_path else hparams
-        self.config = self.parser.parse_object({sub: {"model": model}}, self.config)
+        self.ckpt_model = (ckpt, class_path)
+        try:
+            self.config = self.parser.parse_object({sub: {"model": model}}, self.config)
+        except Exception as e:  # settings that the recorded class does not take
+            raise checkpoint_checks.settings_error(ckpt, class_path, e) from None
         stored = _model_args(self.config[sub].get("model"))
         changed = sorted(k for k in given.keys() | stored.keys() if given.get(k) != stored.get(k))
         if changed:

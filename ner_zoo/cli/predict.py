@@ -298,21 +298,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
-    """The model in ``path`` as a Tagger, loaded without Lightning where the stand-ins suffice
-    (:mod:`ner_zoo.cli.light`; a smoke prediction checks them), else with it."""
-    from ner_zoo.cli import light
+    """The model in ``path`` as a Tagger (POS taggers too), loaded without Lightning where the stand-ins suffice
+    (:func:`ner_zoo.api.tagger.load`; they stay in place in this short-lived process)."""
+    from ner_zoo.api.tagger import load
 
-    def load():
-        from ner_zoo.api.tagger import Tagger, load_any
-
-        tagger = Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=True)
-        tagger.predict_sentences([Sentence(["Smoke", "test", "."])])
-        if tagger.model.context_encoders():  # the smoke sentence is no context of the real input
-            for encoder in tagger.model.context_encoders():
-                encoder.documents = type(encoder.documents)()
-        return tagger
-
-    return light.with_real_fallback(load)
+    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True)
 
 
 def predict_main(argv: Sequence[str]) -> int:
@@ -351,11 +341,18 @@ def predict_main(argv: Sequence[str]) -> int:
     return 0
 
 
+#: batches per group of a file's sentences, sorted by length together
+GROUP_BATCHES = 32
+
+
 def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labelled: bool,
                       tag_column: str | None, batch_size: int, flush: bool = False) -> int:
-    """Predict ``recs`` group by group and write each group's lines; the number of sentences written."""
+    """Predict ``recs`` group by group and write each group's lines; the number of sentences written.
+
+    A stream is answered every ``batch_size`` sentences; a file is predicted in groups of ``GROUP_BATCHES``
+    batches, which the tagger sorts by length (less padding: CoNLL-2003 test with MiniLM, docs/benchmarks.md)."""
     n = 0
-    for group in chunks(recs, batch_size):
+    for group in chunks(recs, batch_size if flush else batch_size * GROUP_BATCHES):
         sents = [s for r in group for s in r.sentences]
         results = iter(tagger.predict_sentences(without_gold(sents, tag_column)))
         for rec in group:

@@ -35,6 +35,15 @@ def serve_main(argv: Sequence[str]) -> int:
         from ner_zoo.api.serve import serve
     except ImportError as e:
         raise ResourceError(f"ner-zoo serve needs LitServe ({e}): pip install 'ner-zoo[serve]'") from None
-    serve(a.model, host=a.host, port=a.port, accelerator=a.accelerator, max_batch_size=a.max_batch_size,
-          batch_timeout=a.batch_timeout, workers=a.workers)
+    import signal
+
+    def stop(signum, frame):  # SIGTERM (kill, docker stop) as Ctrl-C: LitServe's shutdown for that path ends the
+        raise KeyboardInterrupt  # workers; on any other exception it waits on its queues and never exits
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        serve(a.model, host=a.host, port=a.port, accelerator=a.accelerator, max_batch_size=a.max_batch_size,
+              batch_timeout=a.batch_timeout, workers=a.workers)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0

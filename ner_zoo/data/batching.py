@@ -160,7 +160,7 @@ class ShardSampler(DistributedSampler):
     Each epoch (seeded with ``seed + epoch``) cuts the (shuffled) sentences into batches of ``batch_size``;
     bucketing sorts chunks of ``100 * batch_size`` sentences by length before cutting, then shuffles the
     batches, so padding is small and order stays random (the one short batch, the end of the last chunk, goes
-    last). Ranks get ``batches[rank::world]``. With ``pad=False`` (evaluation) no sentence is repeated, so
+    last: anywhere else it would shift every later batch across two sorted buckets). Ranks get ``batches[rank::world]``. With ``pad=False`` (evaluation) no sentence is repeated, so
     metrics synced over ranks equal the single-process metrics; ranks may then run unequal numbers of
     batches, which is safe because metric states are only synced at epoch end. With ``pad=True`` (training)
     the batches are padded by the first ones to a multiple of the world size, so every rank runs the same

@@ -282,6 +282,8 @@ class NERDataModule(pl.LightningDataModule):
                                f"{self.batch_tokens} (longest {sampler.over_budget[-1]} tokens); each is a batch of "
                                "its own")
         else:
+            if self.bucket or not train:
+                lengths = self.bucket_lengths(sentences)
             sampler = ShardSampler(lengths, bs, shuffle=train, bucket=self.bucket or not train, pad=train,
                                    num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
@@ -300,11 +302,21 @@ class NERDataModule(pl.LightningDataModule):
         """Build loaders for ``model`` outside a Trainer (in one, the data module feeds the trainer's model)."""
         self._model = model
 
+    def fed_model(self) -> object | None:
+        """The model this data module feeds: the trainer's, else the one given to :meth:`use_model`."""
+        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
+        return model or self._model
+
+    def bucket_lengths(self, sentences: list[Sentence]) -> list[int]:
+        """What each sentence costs the model this data module feeds, by which ``bucket`` sorts: the model's
+        ``bucket_lengths`` where it has one (the TransformerTagger's sub-words), else the words."""
+        costs = getattr(self.fed_model(), "bucket_lengths", None)
+        return list(costs(sentences)) if costs is not None else [len(s) for s in sentences]
+
     def collate_fn(self) -> Callable:
         """The collator of the model this data module feeds, asked through its public ``collator`` (the
         trainer's model, else the one given to :meth:`use_model`); without one, the vocabularies' collator."""
-        model = getattr(self.trainer, "lightning_module", None) if self.trainer is not None else None
-        collator = getattr(model or self._model, "collator", None)
+        collator = getattr(self.fed_model(), "collator", None)
         return collator if collator is not None else self.vocabularies.collator()
 
     def training_split(self) -> list[Sentence]:

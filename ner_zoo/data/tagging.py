@@ -13,12 +13,13 @@ scheme. The same rule is applied to gold and predictions wherever both are re-en
 from __future__ import annotations
 
 from enum import Enum
-from typing import Iterable, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ner_zoo.data.schema import Span
 from ner_zoo.errors import DataFormatError
+
+if TYPE_CHECKING:
+    import torch
 
 OUTSIDE = "O"
 
@@ -217,6 +218,8 @@ def tag_names(labels: Sequence[str], scheme: "str | TagScheme") -> list[str]:
 
 def allowed_transitions(tags: Sequence[str], scheme: "str | TagScheme") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Boolean masks of valid tag bigrams for a CRF: ``(start[T], transitions[T_from, T_to], end[T])``."""
+    import torch  # here: decoding tags (an ONNX model's too) needs no torch
+
     scheme = TagScheme.parse(scheme)
     parsed = [split_tag(t) for t in tags]
     n = len(tags)

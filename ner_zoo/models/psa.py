@@ -135,7 +135,8 @@ class PositionAwareSelfAttention(nn.Module):
             scores = scores + alpha[2] * gaussian_bias(n, self.sigma, x.device)
         allowed = mask[:, None, :] & mask[:, :, None]                            # no padding key or query
         if self.self_mask:
-            allowed = allowed & ~torch.eye(n, dtype=torch.bool, device=x.device)
+            pos = torch.arange(n, device=x.device)  # not torch.eye: onnxruntime has no boolean EyeLike
+            allowed = allowed & (pos[:, None] != pos[None, :])
         # A finite fill keeps key-less rows NaN-free (uniform, then zeroed by ``allowed``).
         scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores, -1) * allowed

@@ -3,7 +3,9 @@
 Both take character ids ``[B, L, C]`` (0 = padding; a word's characters left-aligned, padding words all
 zero) and return one vector per word, ``[B, L, output_dim]``, zero for padding words. Only real words
 are encoded: they are gathered from the batch first, so cost follows the number of words, not ``B*L``
-(the char BiLSTM encodes each distinct word of a batch once when it has no dropout).
+(the char BiLSTM encodes each distinct word of a batch once when it has no dropout). Traced for ONNX
+(:func:`exporting`), every word slot is encoded at full width instead, so no batch's word count or word
+length is frozen into the graph; the vectors are the same.
 """
 
 from __future__ import annotations
@@ -17,20 +19,31 @@ from ner_zoo.modules.precision import autocast_off, to_fp32
 from ner_zoo.modules.rnn import bilstm
 
 
+def exporting() -> bool:
+    """Traced (``torch.onnx.export`` traces): data-dependent shapes would become constants of the graph."""
+    return torch.jit.is_tracing()
+
+
 def _real_words(chars: torch.Tensor, padding_idx: int):
-    """``(flat word index [N], char ids [N, C'], lengths [N])`` of the non-empty words, ``C'`` = longest."""
+    """``(flat word index [N], char ids [N, C'], lengths [N])`` of the non-empty words, ``C'`` = longest.
+    When :func:`exporting`: ``(None, every slot [B*L, C], lengths [B*L])`` (0 for empty slots)."""
     if chars.dim() != 3:
         raise ValueError(f"char ids must be [batch, words, chars], got shape {tuple(chars.shape)}")
     flat = chars.reshape(-1, chars.shape[-1])
     lengths = (flat != padding_idx).sum(1)
+    if exporting():
+        return None, flat, lengths
     index = lengths.nonzero().squeeze(1)
     lengths = lengths[index]
     width = int(lengths.max()) if index.numel() else 0
     return index, flat[index, :width], lengths
 
 
-def _scatter_words(chars: torch.Tensor, index: torch.Tensor, vectors: torch.Tensor, dim: int) -> torch.Tensor:
+def _scatter_words(chars: torch.Tensor, index: torch.Tensor | None, vectors: torch.Tensor, dim: int,
+                   lengths: torch.Tensor | None = None) -> torch.Tensor:
     B, L = chars.shape[:2]
+    if index is None:  # exporting: a vector per slot; empty slots (``lengths`` 0) become zero
+        return torch.where((lengths > 0).unsqueeze(1), vectors, 0.0).view(B, L, dim)
     out = vectors.new_zeros(B * L, dim)
     out[index] = vectors
     return out.view(B, L, dim)
@@ -61,10 +74,12 @@ class CharBiLSTM(nn.Module):
         """``[B, L, C]`` char ids -> ``[B, L, 2 * hidden]`` (fp32, or the autocast type with ``half_on_cuda``
         on CUDA; zero rows for padding words)."""
         index, words, lengths = _real_words(chars, self.padding_idx)
-        if index.numel() == 0:
+        if index is not None and index.numel() == 0:
             return self.embedding.weight.new_zeros(*chars.shape[:2], self.output_dim)
-        inverse = None
-        if not (self.training and self.dropout.p > 0):  # no dropout: a word's vector is the same everywhere,
+        inverse, real = None, lengths
+        if index is None:  # exporting: empty slots run over one padding char, then are zeroed
+            lengths = lengths.clamp_min(1)
+        elif not (self.training and self.dropout.p > 0):  # no dropout: a word's vector is the same everywhere,
             words, inverse = torch.unique(words, dim=0, return_inverse=True)  # so encode each distinct word once
             lengths = (words != self.padding_idx).sum(1)
         x = self.dropout(self.embedding(words))
@@ -72,10 +87,11 @@ class CharBiLSTM(nn.Module):
         with nullcontext() if half else autocast_off(x):  # no bf16 LSTM kernels on many CPUs
             out = bilstm(self.lstm, x if half else to_fp32(x), lengths)
             h = self.lstm.hidden_size  # final states: forward at the last char, backward at the first
-            vectors = torch.cat([out[torch.arange(len(lengths), device=out.device), lengths - 1, :h], out[:, 0, h:]], 1)
+            last = out.gather(1, (lengths - 1).view(-1, 1, 1).expand(-1, 1, 2 * h)).squeeze(1)
+            vectors = torch.cat([last[:, :h], out[:, 0, h:]], 1)
         if inverse is not None:
             vectors = vectors[inverse]
-        return _scatter_words(chars, index, vectors, self.output_dim)
+        return _scatter_words(chars, index, vectors, self.output_dim, real)
 
 
 class CharCNN(nn.Module):
@@ -106,7 +122,7 @@ class CharCNN(nn.Module):
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         """``[B, L, C]`` char ids -> ``[B, L, filters]`` (zero rows for padding words)."""
         index, words, lengths = _real_words(chars, self.padding_idx)
-        if index.numel() == 0:
+        if index is not None and index.numel() == 0:
             return self.embedding.weight.new_zeros(*chars.shape[:2], self.output_dim)
         x = self.dropout(self.embedding(words))  # [N, C', D]; padding chars embed to 0
         h = self.conv(x.transpose(1, 2))  # [N, F, C']
@@ -114,4 +130,4 @@ class CharCNN(nn.Module):
             h = torch.tanh(h)
         inside = torch.arange(words.shape[1], device=words.device) < lengths.unsqueeze(1)  # [N, C']
         h = h.masked_fill(~inside.unsqueeze(1), float("-inf")).amax(2)
-        return _scatter_words(chars, index, h, self.output_dim)
+        return _scatter_words(chars, index, h, self.output_dim, lengths)

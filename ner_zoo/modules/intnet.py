@@ -19,6 +19,8 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from ner_zoo.modules.char_encoders import exporting
+
 
 class IntNet(nn.Module):
     """Character ids ``[B, L, C]`` -> word vectors ``[B, L, output_dim]`` (zero rows for padding words).
@@ -65,12 +67,15 @@ class IntNet(nn.Module):
         B, L = chars.shape[:2]
         flat = chars.reshape(B * L, -1)
         lengths = (flat != self.padding_idx).sum(1)
-        index = lengths.nonzero().squeeze(1)  # only real words are encoded
         out = self.embedding.weight.new_zeros(B * L, self.output_dim)
-        if index.numel() == 0:
-            return out.view(B, L, self.output_dim)
-        lengths = lengths[index]
-        words = flat[index, : int(lengths.max())]
+        if exporting():  # ONNX: every slot at full width (no frozen shapes); an empty one's features are all 0
+            index, words = None, flat
+        else:
+            index = lengths.nonzero().squeeze(1)  # only real words are encoded
+            if index.numel() == 0:
+                return out.view(B, L, self.output_dim)
+            lengths = lengths[index]
+            words = flat[index, : int(lengths.max())]
         inside = (torch.arange(words.shape[1], device=words.device) < lengths.unsqueeze(1)).unsqueeze(1)  # [N,1,C]
         x = self.dropout(self.embedding(words)).transpose(1, 2)  # [N, char_dim, C]
         feats = torch.cat([torch.relu(conv(x)) for conv in self.initial], 1) * inside
@@ -79,5 +84,7 @@ class IntNet(nn.Module):
             new = torch.cat([torch.relu(conv(z)) for conv in convs], 1) * inside
             feats = torch.cat([feats, new], 1)
         # ReLU >= 0 and padding is 0, so the max over all positions is the max over the real characters
+        if index is None:
+            return feats.amax(2).view(B, L, self.output_dim)
         out = out.to(feats.dtype).index_copy(0, index, feats.amax(2))
         return out.view(B, L, self.output_dim)

@@ -224,7 +224,7 @@ class KeyValueTokenMemory(nn.Module):
             return out
         offset = torch.cumsum(count, 0) - count  # (index_select: much faster than [] indexing on CPU)
         slot = (self.word_start.index_select(0, word_ids) - offset).index_select(0, seg) + torch.arange(
-            len(seg), device=seg.device)
+            seg.shape[0], device=seg.device)
         valid = self.written.index_select(0, slot)
         if exclude is not None:
             valid = valid & (slot != exclude.index_select(0, seg))
@@ -235,7 +235,7 @@ class KeyValueTokenMemory(nn.Module):
         top = torch.full((n,), float("-inf"), device=score.device).scatter_reduce(0, seg, score.detach(), "amax")
         top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
         e = torch.exp(score - top.index_select(0, seg))  # segment softmax; invalid slots give exp(-inf) = 0
-        z = torch.zeros(n, device=e.device).index_add(0, seg, e)
+        z = torch.zeros(n, device=e.device).scatter_add(0, seg, e)  # (torch's ONNX index_add drops repeats)
         alpha = e / z.clamp_min(1e-30).index_select(0, seg)
         # r_i = sum_j alpha_ij v_j as one fused op: the [pairs, value_dim] products are never materialised
         with autocast_off(alpha):

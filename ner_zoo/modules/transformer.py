@@ -390,6 +390,13 @@ class TransformerEncoder(nn.Module):
             subword_casing=sub_casing,
         )
 
+    def subword_lengths(self, sequences: Sequence[Sequence[str]]) -> list[int]:
+        """Sub-words of each token list (before the per-word cap and the unknown-token fallback): the length a
+        batch of them costs, for bucketing."""
+        enc = self.tokenizer([list(s) for s in sequences], is_split_into_words=True, add_special_tokens=False,
+                             verbose=False)
+        return [len(row) for row in enc["input_ids"]]
+
     # document context ----------------------------------------------------------------------------------
     def add_documents(self, sentences: Sequence) -> None:
         """Index ``sentences`` (``tokens``, ``doc_id``, ``index``, ``split``) as document context; a no-op when

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -58,8 +59,13 @@ def short(section) -> str:
     return ""
 
 
+@lru_cache(maxsize=1)
+def paper_rows() -> list[dict]:
+    return yaml.safe_load(PAPERS.read_text())  # read once per table (it was once per config: seconds)
+
+
 def paper_number(model: str, data: str, variant: str | None) -> str:
-    for row in yaml.safe_load(PAPERS.read_text()):
+    for row in paper_rows():
         if row["model"] == model and row["data"] == data and row.get("variant") == variant:
             std = f" ± {row['std']:.2f}" if row.get("std") is not None else ""
             return f"{row['value']:.2f}{std}"
@@ -116,16 +122,22 @@ def main(argv=None) -> None:
     p.add_argument("--configs", type=Path, default=CONFIGS)
     p.add_argument("--output", type=Path, help="replace the table in this markdown file (docs/configs.md)")
     a = p.parse_args(argv)
-    table = to_markdown(rows(a.configs.resolve()))
     if a.output is None:
-        print(table)
+        print(to_markdown(rows(a.configs.resolve())))
         return
-    text = a.output.read_text(encoding="utf-8")
-    start = text.index("| config | model |")  # the page's text above the table is kept
+    text = page(a.output, a.configs.resolve())
     from ner_zoo.io import atomic_write
 
     with atomic_write(a.output) as f:  # replacing the table in this page is what --output asks for
-        f.write(text[:start] + table + "\n")
+        f.write(text)
+
+
+def page(path: Path, configs: Path = CONFIGS) -> str:
+    """The markdown page ``path`` with its config table regenerated (``tests/test_configs_page.py`` checks
+    that ``docs/configs.md`` equals it)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("| config | model |")  # the page's text above the table is kept
+    return text[:start] + to_markdown(rows(configs)) + "\n"
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """The one registry of tiny model configs (``class_path``/``init_args``, in the config vocabulary of
-``docs/configs.md``): what the model battery, the reliability and long-input tests and the benchmarks build.
+``docs/configs.md``): what the model battery, the reliability and long-input tests, the config audit and the
+benchmarks build. A model of ``ner_zoo/models/`` missing here fails ``tests/test_tiny_registry.py``
+(:func:`unregistered`).
 
 Each model is small enough to fit a few steps on the sample corpus in seconds on a CPU. Transformer models
 take the directory of a tiny BERT (:mod:`ner_zoo.testing.tiny_bert`); ``extra`` keys override ``init_args``.
@@ -8,7 +10,13 @@ take the directory of a tiny BERT (:mod:`ner_zoo.testing.tiny_bert`); ``extra`` 
 from __future__ import annotations
 
 import copy
+import importlib
+import importlib.util
+import inspect
+import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Iterable
 
 ADAM = {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}
 ADAMW = {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}
@@ -66,6 +74,65 @@ def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | No
     elif encoder is not None:  # an optional encoder (HCR, MIN, span models): the whole component
         init["encoder"] = encoder
     return {"class_path": class_path, "init_args": {**init, **extra}}
+
+
+def model_class(name: str) -> type:
+    """The class of registry entry ``name``."""
+    module, _, cls = TINY[name][0].rpartition(".")
+    return getattr(importlib.import_module(module), cls)
+
+
+def takes_encoder(name: str) -> bool:
+    """Whether model ``name`` takes a transformer ``encoder`` component (always or optionally)."""
+    return name in TRANSFORMER_MODELS or "encoder" in inspect.signature(model_class(name).__init__).parameters
+
+
+def plain_taggers() -> list[str]:
+    """Registry taggers without a required transformer: the reliability suite fits these and tags a 1,000-token
+    sentence (tests/test_reliability.py); the long-input suite reads every other model with its transformer
+    (tests/test_long_documents.py), so every registry model is in exactly one of the two."""
+    from ner_zoo.training.tagger import SequenceTagger
+
+    return [n for n in TINY if n not in TRANSFORMER_MODELS and issubclass(model_class(n), SequenceTagger)]
+
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+def model_module(path: Path, package: str = "ner_zoo.models") -> ModuleType:
+    """The model file ``path`` imported as ``<package>.<stem>`` (a file outside the package too: the guide's)."""
+    name = f"{package}.{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    if path.parent.resolve() == MODELS:
+        return importlib.import_module(name)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def zoo_modules() -> list[ModuleType]:
+    """``ner_zoo.models`` and every model file in it."""
+    return [importlib.import_module("ner_zoo.models")] + [model_module(p) for p in sorted(MODELS.glob("*.py"))
+                                                           if not p.stem.startswith("_")]
+
+
+def unregistered(modules: Iterable[ModuleType] | None = None) -> list[str]:
+    """``module.Class`` of every model class (an ``NERModule`` subclass) defined or exported in ``modules``
+    (default :func:`zoo_modules`) that no entry of ``TINY`` builds: models the per-model suites would miss."""
+    from ner_zoo.training.base import NERModule
+
+    registered = {model_class(name) for name in TINY}
+    found = {}
+    for module in zoo_modules() if modules is None else modules:
+        exported = getattr(module, "__all__", ())
+        for key, value in vars(module).items():
+            if (isinstance(value, type) and issubclass(value, NERModule)
+                    and (value.__module__ == module.__name__ or key in exported)):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return sorted(path for path, cls in found.items() if cls not in registered)
 
 
 def column_fit_config(folder: Path, model: dict, train: str, dev: str, epochs: int = 1, **data) -> Path:

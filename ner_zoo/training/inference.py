@@ -7,9 +7,8 @@ names, ``training/migrations.py``), the vocabularies and label set, so nothing e
 
 from __future__ import annotations
 
-import importlib
 import io
-import pickle
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -20,6 +19,7 @@ from ner_zoo.data.batching import IndexedDataset
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import spans_to_tags
 from ner_zoo.errors import CheckpointError, NerZooError
+from ner_zoo.training import checkpoint_checks
 
 
 def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
@@ -31,34 +31,13 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
         weights_only: refuse pickled objects (safe on files from others); our checkpoints hold only
             tensors and plain values. ``False`` only for a trusted file that needs it.
     """
-    if not Path(ckpt_path).is_file():
-        raise CheckpointError(f"{ckpt_path}: checkpoint not found" if not Path(ckpt_path).exists()
-                              else f"{ckpt_path}: not a checkpoint file")
-    try:
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=weights_only, mmap=True)
-    except pickle.UnpicklingError as e:
-        raise CheckpointError(f"{ckpt_path} holds pickled objects that safe loading refuses ({str(e)[:300]}); "
-                              "if you trust the file, load it with weights_only=False") from None
-    except (RuntimeError, EOFError, ValueError, OSError) as e:
-        reason = str(e).strip().split("\n")[0][:200]
-        raise CheckpointError(f"{ckpt_path}: not a readable checkpoint (truncated, corrupted or not written by "
-                              f"torch.save: {reason})") from None
-    if not isinstance(ckpt, dict):
-        raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
-    class_path = ckpt.get("ner_zoo_class") or ckpt.get("hyper_parameters", {}).get("_class_path")
-    if class_path is None:
-        raise CheckpointError(f"{ckpt_path} was not written by ner-zoo (no model class recorded)")
-    if not str(class_path).startswith("ner_zoo."):  # never import an arbitrary module named by a file
-        raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which is not part of ner-zoo")
-    module, _, name = class_path.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise CheckpointError(f"{ckpt_path} names model class {class_path!r}, which this ner-zoo does not have") from None
-    from ner_zoo.training.base import NERModule
-
-    if not (isinstance(cls, type) and issubclass(cls, NERModule)):
-        raise CheckpointError(f"{ckpt_path} names class {class_path!r}, which is not a ner-zoo model")
+    ckpt = checkpoint_checks.read(ckpt_path, weights_only=weights_only)
+    cls = checkpoint_checks.model_class(ckpt, ckpt_path)
+    name = cls.__name__
+    if not ckpt.get("hyper_parameters"):
+        raise CheckpointError(f"{ckpt_path} holds no hyper-parameters (model settings and vocabularies): it was "
+                              "not written by ner-zoo fit")
+    checkpoint_checks.warn_if_no_digest(ckpt, ckpt_path)
     source = ckpt_path
     hparams = ckpt.get("hyper_parameters")
     if isinstance(hparams, dict) and hasattr(cls, "migrate_hparams") and cls.migrate_hparams(hparams) != hparams:
@@ -67,26 +46,16 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
         torch.save(ckpt, source)
         source.seek(0)
     try:
-        return cls.load_from_checkpoint(source, map_location=map_location, weights_only=weights_only)
+        with warnings.catch_warnings():  # said above, naming the file
+            warnings.filterwarnings("ignore", message=f".*{checkpoint_checks.NO_DIGEST}")
+            return cls.load_from_checkpoint(source, map_location=map_location, weights_only=weights_only)
     except CheckpointError as e:
         raise CheckpointError(str(e).replace("the checkpoint", str(ckpt_path), 1)) from None
     except NerZooError:  # a missing encoder, a resource: its own message
         raise
     except Exception as e:  # corrupted zip blocks (read lazily), weights that do not fit the recorded class
-        raise CheckpointError(f"{ckpt_path}: cannot rebuild {name} from this checkpoint ({unreadable_reason(e)})"
-                              ) from None
-
-
-def unreadable_reason(e: BaseException) -> str:
-    """A short reason for a checkpoint that does not load: torch's first line, or the keys that do not fit."""
-    text = str(e).strip()
-    if "Error(s) in loading state_dict" in text:
-        return ("its weights do not fit the recorded model class (missing or unexpected keys): the class was "
-                "changed or the file corrupted")
-    first = text.splitlines()[0] if text else type(e).__name__
-    if "PytorchStreamReader" in first or "zip" in first.lower():
-        return f"corrupted archive: {first[:200]}"
-    return f"{type(e).__name__}: {first[:200]}"
+        raise CheckpointError(f"{ckpt_path}: cannot rebuild {name} from this checkpoint "
+                              f"({checkpoint_checks.reason(e)})") from None
 
 
 def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",

@@ -1,0 +1,313 @@
+"""Taggers in ONNX: ``ner-zoo export CKPT --output DIR --format onnx`` and loading such a folder on onnxruntime.
+
+Only the scoring network (words and characters -> emission scores per token and tag) is exported; decoding
+runs here in numpy: Viterbi over the CRF's scores (``crf.json``), or argmax of a softmax tagger; entity
+scores are the CRF's forward-backward marginals (softmax probabilities), as :class:`ner_zoo.Tagger` gives.
+Loading and tagging import neither torch nor Lightning. The folder::
+
+    README.md, config.json, vocabularies.json   as ``ner-zoo export`` writes them (config.json: "runtime": "onnx")
+    model.onnx   inputs words [B, L] int64, chars [B, L, C] int64, mask [B, L] bool (batch, sentence length
+                 and word length are dynamic axes) -> emissions [B, L, T] float32
+    crf.json     CRF taggers: start [T], transitions [T, T] (from, to) and end [T] scores; forbidden moves
+                 of the tag scheme score -10000, as in training
+
+Exportable: the taggers whose emissions are a function of word and character ids (BiLSTM-CRF, PSA, HCR, MIN
+without a transformer encoder). A transformer encoder (TransformerTagger, or the "+BERT" options) is
+refused: its input is made in Python by the Hugging Face tokenizer (sub-words, windows of long sentences,
+document context), which would have to be re-implemented outside the graph.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Sequence
+
+from ner_zoo.api.tagger import Tagger
+from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.errors import CheckpointError, ResourceError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+#: sentences traced (the example) and checked against PyTorch after export (other batch size, lengths)
+TRACE_EXAMPLE = [["EU", "rejects", "German", "call"], ["Peter", "Blackburn"]]
+CHECK_EXAMPLE = [["Only", "France", "and", "Britain", "backed", "Fischler", "'s", "proposal", "."], ["Yes"],
+                 ["Brussels", "1996-08-22"]]
+
+
+def is_onnx_folder(path: str | Path) -> bool:
+    path = Path(path)
+    return path.is_dir() and (path / "model.onnx").is_file()
+
+
+# export ------------------------------------------------------------------------------------------------------
+def scoring_network(model) -> "torch.nn.Module":
+    """``model``'s emissions as a module of tensors ``(words, chars, mask) -> emissions`` (what is traced)."""
+    import torch
+
+    from ner_zoo.data.batching import Batch
+
+    class ScoringNetwork(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, words: torch.Tensor, chars: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            batch = Batch([], torch.zeros_like(words[:, 0]), words, chars, mask)
+            return self.model.emissions(batch).float()
+
+    return ScoringNetwork().eval()
+
+
+def check_exportable(model) -> None:
+    from ner_zoo.modules.transformer import TransformerEncoder
+    from ner_zoo.training.tagger import SequenceTagger
+
+    name = type(model).__name__
+    if not isinstance(model, SequenceTagger):
+        raise CheckpointError(f"{name} is not a token tagger: --format onnx exports taggers (their emission scores); "
+                              "export this model without --format")
+    if any(isinstance(m, TransformerEncoder) for m in model.modules()):
+        raise CheckpointError(f"{name} has a transformer encoder, whose input (sub-words, windows, context) is made "
+                              "in Python: --format onnx exports taggers on words and characters; export without "
+                              "--format")
+    if model.vocabs.features:
+        raise CheckpointError(f"{name} reads feature columns ({', '.join(model.vocabs.features)}), which the ONNX "
+                              "graph does not take; export without --format")
+
+
+def _example(model, sentences: list[list[str]], known: slice):
+    """A batch of ``sentences`` with words of the model's vocabulary added (a size-1 axis, such as the one distinct
+    known word of a sentence of unknown words, would be traced as a broadcast and frozen)."""
+    vocab = [w for w in model.vocabs.words.itos[2:60] if w and not any(c.isspace() for c in w)]
+    extra = vocab[known]
+    rows = [list(t) + extra[k::len(sentences)] for k, t in enumerate(sentences)]
+    batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
+    return batch.words, batch.chars, batch.mask
+
+
+def write_onnx(model, folder: Path, opset: int = 17) -> dict:
+    """Write ``model.onnx`` (and ``crf.json``) into ``folder``; check them on sentences of other lengths and batch
+    size than the traced ones (a shape frozen into the graph fails here); the ``onnx`` entry of config.json."""
+    import warnings
+
+    import torch
+
+    check_exportable(model)
+    model = model.cpu().eval()
+    net = scoring_network(model)
+    inputs = _example(model, TRACE_EXAMPLE, slice(0, 5))
+    names = ["words", "chars", "mask"]
+    axes = {"words": {0: "batch", 1: "length"}, "chars": {0: "batch", 1: "length", 2: "word_length"},
+            "mask": {0: "batch", 1: "length"}, "emissions": {0: "batch", 1: "length"}}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # tracer warnings on Python-side checks (all inputs are valid batches)
+        torch.onnx.export(net, inputs, str(folder / "model.onnx"), dynamo=False, input_names=names,
+                          output_names=["emissions"], dynamic_axes=axes, opset_version=opset)
+    crf = model.crf
+    if crf is not None:
+        from ner_zoo.modules.crf import NEG
+
+        start, trans, end = crf.start_transitions.detach(), crf.transitions.detach(), crf.end_transitions.detach()
+        if crf.allowed_transitions is not None:
+            start = start.masked_fill(~crf.allowed_start, NEG)
+            trans = trans.masked_fill(~crf.allowed_transitions, NEG)
+            end = end.masked_fill(~crf.allowed_end, NEG)
+        scores = {"start": start.tolist(), "transitions": trans.tolist(), "end": end.tolist()}
+        (folder / "crf.json").write_text(json.dumps(scores) + "\n")
+    check = _example(model, CHECK_EXAMPLE, slice(5, 20))
+    with torch.no_grad():
+        want = net(*check).numpy()
+    got = OnnxModel.session_for(folder / "model.onnx", "cpu").run(
+        None, {k: v.numpy() for k, v in zip(names, check)})[0]
+    import numpy as np
+
+    if got.shape != want.shape or not np.allclose(got, want, atol=1e-4, rtol=1e-4):
+        raise CheckpointError(f"{type(model).__name__}: the ONNX graph does not reproduce the emissions on a batch of "
+                              "other shapes than the traced one (a data-dependent shape was frozen); not exported")
+    return {"file": "model.onnx", "opset": opset, "inputs": names, "outputs": ["emissions"],
+            "decoder": "crf" if crf is not None else "softmax", "tags": list(model.vocabs.tags.itos)}
+
+
+# runtime (numpy + onnxruntime) -----------------------------------------------------------------------------------
+def _logsumexp(x: "np.ndarray", axis: int) -> "np.ndarray":
+    import numpy as np
+
+    m = x.max(axis=axis, keepdims=True)
+    return (m + np.log(np.exp(x - m).sum(axis=axis, keepdims=True))).squeeze(axis)
+
+
+def viterbi(em: "np.ndarray", start: "np.ndarray", trans: "np.ndarray", end: "np.ndarray") -> list[int]:
+    """Best tag path of one sentence's emissions ``[n, T]``."""
+    score, back = start + em[0], []
+    for t in range(1, len(em)):
+        cand = score[:, None] + trans  # [from, to]
+        back.append(cand.argmax(0))
+        score = cand.max(0) + em[t]
+    path = [int((score + end).argmax())]
+    for b in reversed(back):
+        path.append(int(b[path[-1]]))
+    return path[::-1]
+
+
+def marginals(em: "np.ndarray", start: "np.ndarray", trans: "np.ndarray", end: "np.ndarray") -> "np.ndarray":
+    """Posterior tag probabilities ``[n, T]`` of one sentence (forward-backward in log space, float64)."""
+    import numpy as np
+
+    n = len(em)
+    alpha, beta = np.empty_like(em), np.empty_like(em)
+    alpha[0] = start + em[0]
+    for t in range(1, n):
+        alpha[t] = _logsumexp(alpha[t - 1][:, None] + trans, 0) + em[t]
+    beta[n - 1] = end
+    for t in range(n - 2, -1, -1):
+        beta[t] = _logsumexp(trans + (em[t + 1] + beta[t + 1])[None, :], 1)
+    return np.exp(alpha + beta - _logsumexp(alpha[n - 1] + end, 0))
+
+
+class OnnxModel:
+    """An exported ONNX tagger: vocabularies, the onnxruntime session, the CRF scores; what :class:`OnnxTagger`
+    and ``ner-zoo predict`` read (``task``, ``is_pos``, ``vocabs``) as they read a PyTorch model's."""
+
+    def __init__(self, folder: str | Path, device: str | None = None):
+        import numpy as np
+
+        from ner_zoo.api.export import FORMAT
+        from ner_zoo.data.vocab import Vocab
+
+        folder = Path(folder)
+        try:
+            config = json.loads((folder / "config.json").read_text())
+            vocabs = json.loads((folder / "vocabularies.json").read_text())
+        except (OSError, ValueError) as e:
+            raise CheckpointError(f"{folder}: not an exported ner-zoo model ({e})") from None
+        if config.get("ner_zoo_format", 0) > FORMAT:
+            raise CheckpointError(f"{folder}: export format {config.get('ner_zoo_format')} is newer than this "
+                                  f"ner-zoo's ({FORMAT}); upgrade ner-zoo")
+        self.folder, self.config = folder, config
+        self.task = config["task"]
+        self.is_pos = self.task == "pos"
+        self.vocabs = SimpleNamespace(labels=list(vocabs["labels"]), scheme=vocabs.get("scheme"),
+                                      tag_column=vocabs.get("tag_column"), tags=list(vocabs["tags"]))
+        self.words, self.chars = Vocab.from_state(vocabs["words"]), Vocab.from_state(vocabs["chars"])
+        self.crf = None
+        if (folder / "crf.json").is_file():
+            crf = json.loads((folder / "crf.json").read_text())
+            self.crf = tuple(np.asarray(crf[k], dtype=np.float64) for k in ("start", "transitions", "end"))
+        self.device = "cpu"
+        self.to(device)
+
+    @staticmethod
+    def session_for(path: Path, device: str):
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ResourceError("this folder holds an ONNX model: install onnxruntime (pip install "
+                                "'ner-zoo[onnx]')") from None
+        providers = ["CPUExecutionProvider"]
+        if device.startswith("cuda"):
+            providers.insert(0, ("CUDAExecutionProvider", {"device_id": int(device.partition(":")[2] or 0)}))
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3  # errors only: nothing printed unless asked
+        return ort.InferenceSession(str(path), opts, providers=providers)
+
+    def to(self, device: str | None) -> "OnnxModel":
+        """``cpu``, ``cuda``/``cuda:N`` (needs onnxruntime-gpu) or ``None``/``auto`` (a GPU when onnxruntime has one)."""
+        if device in (None, "auto"):
+            import onnxruntime as ort
+
+            device = "cuda" if "CUDAExecutionProvider" in ort.get_available_providers() else "cpu"
+        self.device = str(device)
+        self.session = self.session_for(self.folder / "model.onnx", self.device)
+        return self
+
+    def context_encoders(self) -> list:
+        return []
+
+    def collate(self, rows: Sequence[Sequence[str]]):
+        """``(words [B, L], chars [B, L, C], mask [B, L])`` as numpy arrays, as the PyTorch collator pads them."""
+        import numpy as np
+
+        lmax, cmax = max(len(r) for r in rows), max(len(t) for r in rows for t in r)
+        words = np.zeros((len(rows), lmax), dtype=np.int64)
+        chars = np.zeros((len(rows), lmax, cmax), dtype=np.int64)
+        mask = np.zeros((len(rows), lmax), dtype=bool)
+        get = self.chars.stoi.get
+        for b, r in enumerate(rows):
+            words[b, : len(r)] = self.words.lookup_indices(list(r))
+            mask[b, : len(r)] = True
+            for i, tok in enumerate(r):
+                chars[b, i, : len(tok)] = [get(c, 1) for c in tok]
+        return words, chars, mask
+
+    def emissions(self, rows: Sequence[Sequence[str]]) -> "np.ndarray":
+        """Emission scores ``[B, L, T]`` (float32) of token rows."""
+        words, chars, mask = self.collate(rows)
+        return self.session.run(None, {"words": words, "chars": chars, "mask": mask})[0]
+
+    def decode(self, rows: Sequence[Sequence[str]]) -> list[tuple[list, list[float] | None]]:
+        """Per row, ``(spans, scores)`` (POS: ``(tags, None)``): Viterbi and marginals, or argmax and softmax."""
+        import numpy as np
+
+        from ner_zoo.data.tagging import tags_to_spans
+
+        out = []
+        for row, em in zip(rows, self.emissions(rows)):
+            em = em[: len(row)].astype(np.float64)
+            if self.crf is not None:
+                ids = viterbi(em, *self.crf)
+                probs = marginals(em, *self.crf)
+            else:
+                ids = em.argmax(1).tolist()
+                probs = np.exp(em - em.max(1, keepdims=True))
+                probs /= probs.sum(1, keepdims=True)
+            tags = [self.vocabs.tags[i] for i in ids]
+            if self.is_pos:
+                out.append((tags, None))
+                continue
+            picked = probs[np.arange(len(ids)), ids]
+            spans = tags_to_spans(tags)
+            out.append((spans, [min(1.0, max(0.0, float(picked[s.start:s.end].mean()))) for s in spans]))
+        return out
+
+
+class OnnxTagger(Tagger):
+    """:class:`ner_zoo.Tagger` on an ONNX folder (``ner_zoo.load(DIR)`` makes one): same calls, same entities;
+    onnxruntime computes the emissions, numpy decodes them.
+
+    Args:
+        folder: a folder written by ``ner-zoo export ... --format onnx``.
+        device: ``cpu`` (default where onnxruntime has no GPU), ``cuda`` or ``auto``.
+        batch_size: sentences per run of the graph.
+    """
+
+    def __init__(self, folder: str | Path, device: str | None = None, batch_size: int = 32,
+                 split_sentences: bool = True, _allow_pos: bool = False):
+        model = OnnxModel(folder, device)
+        if model.is_pos and not _allow_pos:
+            raise CheckpointError("this is a POS tagger: Tagger returns entities")
+        self.model, self.batch_size, self.precision, self.split_sentences = model, batch_size, "32", split_sentences
+
+    @property
+    def device(self) -> str:
+        return self.model.device
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.model.vocabs.labels)
+
+    def to(self, device: str) -> "OnnxTagger":
+        self.model.to(device)
+        return self
+
+    def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
+        out: list = [([], []) for _ in sentences]
+        todo = sorted((i for i, s in enumerate(sentences) if len(s.tokens)), key=lambda i: len(sentences[i].tokens))
+        for lo in range(0, len(todo), self.batch_size):
+            chunk = todo[lo: lo + self.batch_size]
+            for i, got in zip(chunk, self.model.decode([sentences[i].tokens for i in chunk])):
+                out[i] = got
+        return out

@@ -1,0 +1,182 @@
+"""ONNX export of the taggers (issue 28): ``ner-zoo export --format onnx`` traces the scoring network with dynamic
+batch, sentence-length and word-length axes; onnxruntime's emissions equal PyTorch's on batches of other shapes than
+the traced one, and the numpy decoders give the same spans and scores as the PyTorch model; loading the folder and
+tagging imports neither torch nor Lightning."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+from test_model_use import cli, messy_text, run  # noqa: E402
+from tiny_bert import tiny_bert_dir  # noqa: E402,F401  (session fixture)
+
+SHAPES = [  # batch x sentence length x word length, none of them the traced one
+    [["Yes"]],
+    [["Only", "France", "and", "Britain", "backed", "Fischler", "'s", "proposal", "."], ["Yes"],
+     ["Brussels", "1996-08-22", "Antidisestablishmentarianism"]],
+    [["EU"] * 40, ["a", "b"], ["Peter", "Blackburn"], ["x"], ["BRUSSELS"] * 3],
+]
+
+
+def _trace_and_compare(module: torch.nn.Module, make, tmp_path) -> float:
+    """Export ``module`` traced on ``make(0)``; the largest difference to PyTorch on ``make(1..3)``."""
+    path = tmp_path / "m.onnx"
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module.eval(), (make(0),), str(path), dynamo=False, input_names=["chars"],
+                          dynamic_axes={"chars": {0: "b", 1: "l", 2: "c"}}, opset_version=17)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    worst = 0.0
+    for k in (1, 2, 3):
+        chars = make(k)
+        with torch.no_grad():
+            want = module(chars).numpy()
+        got = session.run(None, {"chars": chars.numpy()})[0]
+        assert got.shape == want.shape
+        worst = max(worst, float(np.abs(got - want).max()))
+    return worst
+
+
+@pytest.mark.parametrize("encoder", ["CharBiLSTM", "CharCNN", "IntNet"])
+def test_char_encoders_trace_shape_generic(encoder, tmp_path):
+    """Word count and word length are data-dependent in the char encoders; traced, they must stay symbolic."""
+    from ner_zoo.modules import CharBiLSTM, CharCNN
+    from ner_zoo.modules.intnet import IntNet
+
+    torch.manual_seed(0)
+    module = {"CharBiLSTM": lambda: CharBiLSTM(30, 6, 5), "CharCNN": lambda: CharCNN(30, 6, 5),
+              "IntNet": lambda: IntNet(30, 6, 4, 3, layers=3)}[encoder]()
+
+    def make(k: int) -> torch.Tensor:  # [B, L, C] char ids, left-aligned words, padding words all zero
+        g = torch.Generator().manual_seed(k)
+        b, l, c = [(2, 4, 5), (1, 1, 1), (3, 7, 12), (4, 2, 3)][k]
+        lengths = torch.randint(1, c + 1, (b, l), generator=g)
+        lengths[0, -1] = 0 if l > 1 else lengths[0, -1]  # a padding word
+        ids = torch.randint(1, 30, (b, l, c), generator=g)
+        return ids * (torch.arange(c) < lengths.unsqueeze(-1))
+
+    assert _trace_and_compare(module, make, tmp_path) < 1e-5
+
+
+def test_numpy_decoders_equal_the_crf():
+    from ner_zoo.api.onnx import marginals, viterbi
+    from ner_zoo.data.tagging import allowed_transitions, tag_names
+    from ner_zoo.modules.crf import NEG, LinearChainCRF
+
+    tags = tag_names(["PER", "LOC"], "bioes")
+    crf = LinearChainCRF(len(tags), constraints=allowed_transitions(tags, "bioes"))
+    torch.manual_seed(1)
+    em = torch.randn(3, 6, len(tags)) * 3
+    mask = torch.arange(6) < torch.tensor([6, 1, 4]).unsqueeze(1)
+    start = crf.start_transitions.detach().masked_fill(~crf.allowed_start, NEG).double().numpy()
+    trans = crf.transitions.detach().masked_fill(~crf.allowed_transitions, NEG).double().numpy()
+    end = crf.end_transitions.detach().masked_fill(~crf.allowed_end, NEG).double().numpy()
+    want_paths, want_probs = crf.decode(em, mask), crf.marginals(em, mask)
+    for b, n in enumerate(mask.sum(1).tolist()):
+        e = em[b, :n].double().numpy()
+        assert viterbi(e, start, trans, end) == want_paths[b, :n].tolist()
+        np.testing.assert_allclose(marginals(e, start, trans, end), want_probs[b, :n].numpy(), atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def onnx_folder(trained, tmp_path_factory):
+    from ner_zoo.api.export import export
+
+    return export(trained[1], tmp_path_factory.mktemp("onnx") / "model", format="onnx")
+
+
+def test_onnx_emissions_spans_and_scores_equal_pytorch(trained, onnx_folder):
+    import ner_zoo
+    from ner_zoo.api.onnx import OnnxModel
+    from ner_zoo.data.schema import Sentence
+
+    c, ckpt, _ = trained
+    assert sorted(p.name for p in onnx_folder.iterdir()) == ["README.md", "config.json", "crf.json", "model.onnx",
+                                                             "vocabularies.json"]
+    assert json.loads((onnx_folder / "config.json").read_text())["runtime"] == "onnx"
+    torch_tagger, onnx_tagger = ner_zoo.load(ckpt, device="cpu"), ner_zoo.load(onnx_folder)
+    assert type(onnx_tagger).__name__ == "OnnxTagger"
+    model, onnx_model = torch_tagger.model, OnnxModel(onnx_folder)
+    for rows in SHAPES:
+        batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
+        with torch.no_grad():
+            want = model.emissions(batch).numpy()
+        got = onnx_model.emissions(rows)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+    text = messy_text(c.datamodule.sentences("test")[:24])
+    want_ents, got_ents = torch_tagger(text), onnx_tagger(text)
+    assert want_ents, "the tiny model finds entities in its own test split"
+    assert [(e.text, e.label, e.start, e.end) for e in got_ents] == [(e.text, e.label, e.start, e.end) for e in want_ents]
+    assert [e.score for e in got_ents] == pytest.approx([e.score for e in want_ents], abs=1e-4)
+    rows = [s.tokens for s in c.datamodule.sentences("test")[:7]]
+    assert [[(e.start, e.end, e.label) for e in r] for r in onnx_tagger(tokens=rows)] == \
+        [[(e.start, e.end, e.label) for e in r] for r in torch_tagger(tokens=rows)]
+
+
+def test_onnx_folder_predicts_in_a_fresh_process_without_torch(trained, onnx_folder, tmp_path):
+    import ner_zoo
+
+    c, ckpt, _ = trained
+    text = messy_text(c.datamodule.sentences("test")[:12])
+    want = [(e.text, e.label, e.start, e.end) for e in ner_zoo.load(ckpt, device="cpu")(text)]
+    code = ("import json, sys, ner_zoo; t = ner_zoo.load(sys.argv[1]); ents = t(sys.stdin.read()); "
+            "print(json.dumps([[e.text, e.label, e.start, e.end] for e in ents])); "
+            "print(sorted(m for m in ('torch', 'lightning', 'pytorch_lightning') if m in sys.modules))")
+    out = run("-c", code, str(onnx_folder), stdin=text, cwd=tmp_path).stdout.splitlines()
+    assert [tuple(e) for e in json.loads(out[0])] == want
+    assert out[1] == "[]"
+    (tmp_path / "in.txt").write_text(text)
+    cli("predict", "--model", str(onnx_folder), "--input", "in.txt", "--output", "out.jsonl", cwd=tmp_path)
+    got = [e for line in (tmp_path / "out.jsonl").read_text().splitlines() for e in json.loads(line)["entities"]]
+    assert [(e["text"], e["label"]) for e in got] == [w[:2] for w in want]  # offsets: into each input line
+
+
+def test_onnx_export_cli_and_what_it_refuses(trained, onnx_folder, tmp_path):
+    _, ckpt, _ = trained
+    cli("export", str(ckpt), "--output", "m", "--format", "onnx", cwd=tmp_path)
+    assert (tmp_path / "m" / "model.onnx").is_file() and (tmp_path / "m" / "crf.json").is_file()
+    from ner_zoo.api.export import load_folder
+    from ner_zoo.errors import CheckpointError
+
+    with pytest.raises(CheckpointError, match="ONNX model"):
+        load_folder(onnx_folder)
+
+
+@pytest.mark.slow
+def test_every_tiny_tagger_exports_to_onnx(tiny_bert_dir, tmp_path):
+    """BiLSTM-CRF (char BiLSTM), PSA, HCR (IntNet, memory), MIN, a softmax tagger: onnxruntime equals PyTorch on
+    sentences of other shapes; a transformer tagger is refused with a reason, the span models too."""
+    import ner_zoo
+    from battery import build
+    from ner_zoo.api.export import export
+    from ner_zoo.errors import CheckpointError
+    from ner_zoo.testing.tiny import TINY, tiny_model
+
+    data = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 48}}
+    text = ["Anna Berg visited Paris on Monday.  Shares of Globex rose in Florence!", "Yes",
+            "The Bank of Georgia said John Smith, of the U.S. Treasury, met officials in Rome."]
+    cases = {name: tiny_model(name, tiny_bert_dir) for name in ("bilstm_crf", "psa", "hcr", "min",
+                                                                "transformer_tagger", "span_classifier")}
+    cases["softmax"] = tiny_model("bilstm_crf", use_crf=False)
+    assert {"bilstm_crf", "psa", "hcr", "min", "transformer_tagger"} <= set(TINY)
+    for name, config in cases.items():
+        folder = tmp_path / name
+        build(config, data, folder, trainer={"max_steps": 3, "max_epochs": 1}, subcommand="fit")
+        ckpt = sorted((folder / "ckpt").glob("*.ckpt"))[0]
+        if name in ("transformer_tagger", "span_classifier"):
+            with pytest.raises(CheckpointError, match="transformer encoder|not a token tagger"):
+                export(ckpt, folder / "onnx", format="onnx")
+            assert not (folder / "onnx").exists()
+            continue
+        out = export(ckpt, folder / "onnx", format="onnx")  # checks the emissions on other shapes itself
+        want, got = ner_zoo.load(ckpt, device="cpu")(text), ner_zoo.load(out)(text)
+        assert [[(e.text, e.label) for e in r] for r in got] == [[(e.text, e.label) for e in r] for r in want], name
+        assert [e.score for r in got for e in r] == pytest.approx([e.score for r in want for e in r], abs=1e-4)
