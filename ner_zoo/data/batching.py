@@ -160,9 +160,10 @@ class ShardSampler(DistributedSampler):
     Each epoch (seeded with ``seed + epoch``) cuts the (shuffled) sentences into batches of ``batch_size``;
     bucketing sorts chunks of ``100 * batch_size`` sentences by length before cutting, then shuffles the
     batches, so padding is small and order stays random (the one short batch, the end of the last chunk, goes
-    last: anywhere else it would shift every later batch across two sorted buckets). Ranks get ``batches[rank::world]``. With ``pad=False`` (evaluation) no sentence is repeated, so
-    metrics synced over ranks equal the single-process metrics; ranks may then run unequal numbers of
-    batches, which is safe because metric states are only synced at epoch end. With ``pad=True`` (training)
+    last: anywhere else it would shift every later batch across two sorted buckets). Ranks get
+    ``batches[rank::world]`` (in evaluation with fewer batches than ranks, ``sentences[rank::world]``, so that no
+    rank is empty). With ``pad=False`` (evaluation) no sentence is repeated, so metrics synced over ranks equal
+    the single-process metrics; ranks may then run unequal numbers of batches, which is safe because metric states are only synced at epoch end. With ``pad=True`` (training)
     the batches are padded by the first ones to a multiple of the world size, so every rank runs the same
     number of steps, as DDP requires. :meth:`resume_after` skips the batches an interrupted epoch served.
     """
@@ -202,9 +203,15 @@ class ShardSampler(DistributedSampler):
 
     def _shard(self) -> list[list[int]]:
         batches = self.batches()
-        if self.pad and self.num_replicas > 1:
-            total = math.ceil(len(batches) / self.num_replicas) * self.num_replicas
-            batches = batches + batches[: total - len(batches)]
+        if self.num_replicas == 1:
+            return batches
+        if not self.pad and len(batches) < self.num_replicas:  # evaluation with fewer batches than ranks:
+            mine = [i for b in batches for i in b][self.rank :: self.num_replicas]  # no rank left empty
+            return [mine[i:i + self.batch_size] for i in range(0, len(mine), self.batch_size)]
+        if not self.pad:
+            return batches[self.rank :: self.num_replicas]
+        total = math.ceil(len(batches) / self.num_replicas) * self.num_replicas
+        batches = batches + batches[: total - len(batches)]
         return batches[self.rank :: self.num_replicas]
 
     def resume_after(self, batches: int) -> None:
