@@ -159,3 +159,13 @@ def saved_activation_bytes(model: torch.nn.Module, batch: Batch, amp: AbstractCo
     loss.backward()
     model.zero_grad(set_to_none=True)
     return sum(seen.values())
+
+
+def print_profile(title: str, fn: Callable[[], object], top: int) -> None:
+    """Run ``fn`` under torch.profiler and print its ``top`` operators by self CPU time under ``title``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    print(f"\n### torch.profiler, {title}, top {top} by self CPU time\n")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=top, max_name_column_width=40))

@@ -197,14 +197,11 @@ def main() -> None:
     if a.predict:
         predict_rounds(model, peer, pcollate.tokenizer, dm, a)
     if a.profile:
-        from torch.profiler import ProfilerActivity, profile
+        from harness import print_profile
 
         for name, fn in (("zoo", lambda: [zoo_step(model, opt, g, {}) for g in groups[1:4]]),
                          ("peer", lambda: [peer_step(peer, popt, pcollate, f, {}) for f in feats[1:4]])):
-            with profile(activities=[ProfilerActivity.CPU]) as prof:
-                fn()
-            print(f"\n## torch.profiler, {name}, 3 steps, top {a.top} by self CPU time\n")
-            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.top, max_name_column_width=40))
+            print_profile(f"{name}, 3 steps", fn, a.top)
 
 
 if __name__ == "__main__":

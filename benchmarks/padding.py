@@ -64,7 +64,8 @@ def main() -> None:
     n_words, bs, seed = [len(w) for w in words], a.batch_size, a.seed
 
     def now(lengths, size):
-        return list(ShardSampler(lengths, size, shuffle=True, bucket=True, pad=True, seed=seed))
+        batches = ShardSampler(lengths, size, shuffle=True, bucket=True, pad=True, seed=seed)
+        return [i for batch in batches for i in batch]  # the sampler yields whole batches
 
     rows = [
         (f"zoo, word buckets, before (batch {bs})", padded(shuffled_in(n_words, bs, seed), sub, bs)),

@@ -115,12 +115,8 @@ def main() -> None:
     global MODEL
     MODEL = model
     loader = dm._loader(dm.sentences("train"), train=True)
-    items = []
-    for idx in loader.sampler.__iter__():
-        items.append((idx, dm.sentences("train")[idx]))
-        if len(items) == 10 * a.batches:
-            break
-    groups = [items[i:i + 10] for i in range(0, len(items), 10)]
+    train = dm.sentences("train")
+    groups = [[(i, train[i]) for i in batch] for batch in list(loader.sampler)[:a.batches]]  # whole batches
     warm = dm.vocabularies.collator()
     batches = [warm(g) for g in groups]
     chars = model.tokens.chars
@@ -240,16 +236,11 @@ def main() -> None:
         before = statistics.median(times[(name, 0)])
         print(f"| {name} | {before:.2f} | {now:.2f} | {before / now:.2f}x |")
     if a.profile:
-        from torch.profiler import ProfilerActivity, profile
+        from harness import print_profile
 
         for name, fn in (("zoo whole step", lambda: whole_step(False)), ("reference step", reference_step)):
-            if fn is None:
-                continue
-            with profile(activities=[ProfilerActivity.CPU]) as prof:
-                fn()
-            print(f"\n### torch.profiler, {name}, {len(batches)} steps, top {a.top} by self CPU time\n")
-            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.top, max_name_column_width=40))
-
+            if fn is not None:
+                print_profile(f"{name}, {len(batches)} steps", fn, a.top)
 
 if __name__ == "__main__":
     main()
