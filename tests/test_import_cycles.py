@@ -98,20 +98,13 @@ def test_cycle_finder_finds_a_lazy_circle(tmp_path):
     assert cycles(graph) == [["ner_zoo.results.a", "ner_zoo.results.b"]]
 
 
-#: circles left for now, each with its reason; a new circle fails the test
-KNOWN = {
-    # load() dispatches by format (checkpoint, safetensors folder, ONNX folder) with imports inside functions, and
-    # each format's module builds on Tagger/instantiate; no import at module level closes it (the next test)
-    ("ner_zoo.api.export", "ner_zoo.api.light", "ner_zoo.api.onnx", "ner_zoo.api.tagger"),
-}
-
-
 def test_no_import_circle_in_ner_zoo():
-    assert [c for c in cycles(import_graph()) if tuple(c) not in KNOWN] == []
+    """Not even through imports inside functions."""
+    assert cycles(import_graph()) == []
 
 
 def test_no_import_circle_at_module_level():
-    """Without the imports inside functions, not even the known circles remain."""
+    """Counting only the imports at module level (what an import cycle breaks at import time)."""
     graph = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))

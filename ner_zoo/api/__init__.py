@@ -2,6 +2,7 @@
 tokens -> :class:`Entity` objects with character offsets and scores; export, ONNX and serving live beside it.
 See ``docs/api.md``."""
 
-from ner_zoo.api.tagger import Entity, Tagger, load
+from ner_zoo.api.loading import load
+from ner_zoo.api.tagger import Entity, Tagger
 
 __all__ = ["Entity", "Tagger", "load"]

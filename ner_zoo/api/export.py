@@ -1,4 +1,4 @@
-"""``ner-zoo export CKPT --output DIR``: a self-contained model folder, and loading it back.
+"""``ner-zoo export CKPT --output DIR``: a self-contained model folder (reading it back: :mod:`ner_zoo.api.folder`).
 
 The folder (the layout the Hugging Face Hub shows as a model repository)::
 
@@ -14,18 +14,17 @@ Loading needs nothing but the folder: not the run folder, not the corpus, not th
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ner_zoo.api.folder import FORMAT, encoder_groups, instantiate, load_folder, transformer_encoders  # noqa: F401
 from ner_zoo.errors import CheckpointError
 
 if TYPE_CHECKING:
     import torch
 
-FORMAT = 1
 ENCODER_CLASS = "ner_zoo.modules.transformer.TransformerEncoder"
 NOT_SAVED = ("optimizer", "lr_scheduler")  # training-only: instantiated with their defaults when loading
 
@@ -42,26 +41,6 @@ def _jsonable(value: Any) -> Any:
 
         return _jsonable(dataclasses.asdict(value))
     raise CheckpointError(f"hyper-parameter value {value!r} cannot be exported (not JSON)")
-
-
-def _encoders(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
-    from ner_zoo.modules.transformer import TransformerEncoder
-
-    return [(name, m) for name, m in model.named_modules() if isinstance(m, TransformerEncoder)]
-
-
-def _encoder_groups(node: Any) -> list[dict]:
-    """Every ``{"class_path": TransformerEncoder, "init_args": {...}}`` in the hyper-parameters, in order."""
-    out = []
-    if isinstance(node, dict):
-        if str(node.get("class_path", "")).endswith("TransformerEncoder") and isinstance(node.get("init_args"), dict):
-            out.append(node)
-        for v in node.values():
-            out += _encoder_groups(v)
-    elif isinstance(node, list):
-        for v in node:
-            out += _encoder_groups(v)
-    return out
 
 
 def saved_hparams(path: Path, cls) -> dict:
@@ -98,8 +77,8 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
     model = load_any(ckpt, "cpu")
     hp = _jsonable({k: v for k, v in saved_hparams(Path(ckpt), type(model)).items()
                     if k not in NOT_SAVED and k != "vocabs" and not k.startswith("_")})
-    encoders = _encoders(model)
-    groups = _encoder_groups(hp)
+    encoders = transformer_encoders(model)
+    groups = encoder_groups(hp)
     if len(groups) != len(encoders):
         raise CheckpointError(f"{ckpt}: {len(encoders)} transformer encoder(s) but {len(groups)} in the "
                               "hyper-parameters; cannot export")
@@ -139,65 +118,6 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
-
-
-def _model_class(name: str, where: Path):
-    if not str(name).startswith("ner_zoo."):  # never import an arbitrary module named by a file
-        raise CheckpointError(f"{where} names model class {name!r}, which is not part of ner-zoo")
-    module, _, attr = name.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        raise CheckpointError(f"{where} names model class {name!r}, which this ner-zoo does not have") from None
-
-
-def instantiate(cls, hparams: dict):
-    """``cls(**hparams)`` with nested ``class_path``/``init_args`` groups made into objects, as the CLI does."""
-    from jsonargparse import ArgumentParser
-
-    parser = ArgumentParser(exit_on_error=False)
-    parser.add_class_arguments(cls, "module", fail_untyped=False)
-    cfg = parser.parse_object({"module": hparams})
-    return parser.instantiate_classes(cfg).module
-
-
-def load_folder(folder: str | Path):
-    """The model exported into ``folder`` (eval mode, on the CPU)."""
-    from safetensors.torch import load_file
-
-    folder = Path(folder)
-    cfg_path = folder / "config.json"
-    if (folder / "model.onnx").is_file() and not (folder / "model.safetensors").is_file():
-        raise CheckpointError(f"{folder}: holds an ONNX model (no PyTorch weights): load it with ner_zoo.load")
-    if not cfg_path.is_file() or not (folder / "model.safetensors").is_file():
-        raise CheckpointError(f"{folder}: not an exported ner-zoo model (config.json and model.safetensors expected)")
-    config = json.loads(cfg_path.read_text())
-    if config.get("ner_zoo_format", 0) > FORMAT:
-        raise CheckpointError(f"{folder}: export format {config.get('ner_zoo_format')} is newer than this ner-zoo's "
-                              f"({FORMAT}); upgrade ner-zoo")
-    cls = _model_class(config["model_class"], cfg_path)
-    hp = json.loads(json.dumps(config["hyper_parameters"]))
-    for group in _encoder_groups(hp):
-        group["init_args"].pop("base_model", None)
-        model_dir = group["init_args"]["model"]
-        if model_dir.startswith("./"):
-            group["init_args"]["model"] = str((folder / model_dir[2:]).resolve())
-    hp["vocabs"] = json.loads((folder / "vocabularies.json").read_text())
-    if hasattr(cls, "migrate_hparams"):
-        hp = cls.migrate_hparams(hp)
-    model = instantiate(cls, hp)
-    state = load_file(str(folder / "model.safetensors"))
-    from ner_zoo.training.migrations import migrate_state_dict
-
-    migrate_state_dict(cls.__name__, state)  # weights renamed since the folder was written
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    from_encoders = tuple(f"{name}.model." for name, _ in _encoders(model))
-    missing = [k for k in missing if not k.startswith(from_encoders)]
-    if missing or unexpected:
-        raise CheckpointError(f"{folder}: the weights do not fit the model (missing {missing[:5]}, unexpected "
-                              f"{unexpected[:5]})")
-    model.prepared = True
-    return model.eval()
 
 
 def push_to_hub(folder: str | Path, repo_id: str, private: bool = False, token: str | None = None) -> str:

@@ -93,7 +93,7 @@ def _make() -> dict[str, types.ModuleType]:
 
         @classmethod
         def load_from_checkpoint(cls, source: Any, map_location: Any = None, weights_only: bool = True, **kw: Any):
-            from ner_zoo.api.export import instantiate
+            from ner_zoo.api.folder import instantiate
 
             ckpt = torch.load(source, map_location="cpu", weights_only=weights_only)
             hp = {k: v for k, v in (ckpt.get("hyper_parameters") or {}).items()

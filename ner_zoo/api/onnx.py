@@ -175,7 +175,7 @@ class OnnxModel:
     def __init__(self, folder: str | Path, device: str | None = None):
         import numpy as np
 
-        from ner_zoo.api.export import FORMAT
+        from ner_zoo.api.folder import FORMAT
         from ner_zoo.data.vocab import Vocab
 
         folder = Path(folder)
