@@ -50,13 +50,23 @@ class Run:
         return (lines[0] if lines else f"rc {self.rc}: {self.err.strip()[-200:]}"), ok
 
 
+FIT_ROOT: str | None = None  # where each probe's fit writes (set to the probes' temporary folder)
+
+
 def ner_zoo(*args, stdin: bytes | None = None, timeout: int = 300, fsize: int | None = None) -> Run:
     def limit():  # `ulimit -f`: a write past it fails with EFBIG (Python ignores SIGXFSZ)
         import resource
 
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
-    p = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", *map(str, args)], input=stdin,
+    args = [str(a) for a in args]
+    configs = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "--config"]
+    used = [c.parent / "ckpt" for c in configs if (c.parent / "ckpt").is_dir() and any((c.parent / "ckpt").iterdir())]
+    if args[:1] == ["fit"] and used and not {"--ckpt_path", "--print_config", "--checkpoint.dirpath"} & set(args):
+        # a probe's fit on the shared config gets its own checkpoint folder: the config's folder holds the first
+        # fit's checkpoints, which a new run refuses before reaching the error the probe is about
+        args += ["--checkpoint.dirpath", str(Path(tempfile.mkdtemp(prefix="probe_fit_", dir=FIT_ROOT)) / "ckpt")]
+    p = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", *args], input=stdin,
                        capture_output=True, timeout=timeout, cwd=ROOT, preexec_fn=limit if fsize else None)
     return Run(p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace"))
 
@@ -377,6 +387,8 @@ def main() -> int:
     os.environ.setdefault("WANDB_MODE", "offline")
     tmp = a.keep or Path(tempfile.mkdtemp(prefix="ner_zoo_probes_"))
     tmp.mkdir(parents=True, exist_ok=True)
+    global FIT_ROOT
+    FIT_ROOT = str(tmp)
     cfg = config(tmp, "fitted", train=TRAIN * 3, epochs=2)
     fit = ner_zoo("fit", "--config", cfg)
     if fit.rc != 0:
