@@ -10,6 +10,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 
 from ner_zoo.data.datamodule import Vocabularies
 from ner_zoo.errors import CheckpointError
+from ner_zoo.training.checkpoint_checks import no_digest_message
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
 
 FORMAT_VERSION = 1
@@ -35,8 +36,7 @@ def check(module: Any, checkpoint: dict) -> None:
     where = where or "the checkpoint"
     stored = checkpoint.get(DIGEST_KEY)
     if stored is None:
-        rank_zero_warn(f"{where} has no integrity digest (written by an older ner-zoo): corruption cannot be "
-                       "detected")
+        rank_zero_warn(no_digest_message(where))
     elif stored != checkpoint_digest(checkpoint):
         raise CheckpointError(f"{where}: corrupted checkpoint (its weights do not match the sha256 stored when "
                               "it was saved); use another copy or an earlier checkpoint")

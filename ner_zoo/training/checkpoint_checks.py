@@ -45,7 +45,7 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason(e)})") from None
     if not isinstance(ckpt, dict):
         raise CheckpointError(f"{path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
-    from ner_zoo.training.base import FORMAT_VERSION
+    from ner_zoo.training.checkpoint import FORMAT_VERSION
 
     version = ckpt.get("ner_zoo_format")
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
@@ -88,10 +88,13 @@ def model_class(ckpt: dict, path: str | Path, required: bool = True) -> type | N
     return cls
 
 
+def no_digest_message(path: str | Path) -> str:
+    return f"{path} {NO_DIGEST} (written by an older ner-zoo): corruption cannot be detected"
+
+
 def warn_if_no_digest(ckpt: dict, path: str | Path) -> None:
     if ckpt.get(DIGEST_KEY) is None:
-        warnings.warn(f"{path} {NO_DIGEST} (written by an older ner-zoo): corruption cannot be detected",
-                      UserWarning, stacklevel=2)
+        warnings.warn(no_digest_message(path), UserWarning, stacklevel=2)
 
 
 def preflight(path: str | Path, weights_only: bool = True) -> tuple[dict, type | None]:
