@@ -10,8 +10,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 
 from ner_zoo.data.datamodule import Vocabularies
 from ner_zoo.errors import CheckpointError
-from ner_zoo.training.checkpoint_checks import no_digest_message
-from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest, no_digest_message
 
 FORMAT_VERSION = 1
 

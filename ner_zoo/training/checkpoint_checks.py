@@ -19,9 +19,8 @@ from typing import Any
 import torch
 
 from ner_zoo.errors import CheckpointError
-from ner_zoo.training.integrity import DIGEST_KEY
+from ner_zoo.training.integrity import DIGEST_KEY, NO_DIGEST, no_digest_message
 
-NO_DIGEST = "has no integrity digest"
 
 
 def read(path: str | Path, weights_only: bool = True) -> dict:
@@ -45,7 +44,7 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason(e)})") from None
     if not isinstance(ckpt, dict):
         raise CheckpointError(f"{path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
-    from ner_zoo.training.checkpoint import FORMAT_VERSION
+    from ner_zoo.training.base import FORMAT_VERSION
 
     version = ckpt.get("ner_zoo_format")
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
@@ -86,10 +85,6 @@ def model_class(ckpt: dict, path: str | Path, required: bool = True) -> type | N
     if not (isinstance(cls, type) and issubclass(cls, NERModule)):
         raise CheckpointError(f"{path} names class {name!r}, which is not a ner-zoo model")
     return cls
-
-
-def no_digest_message(path: str | Path) -> str:
-    return f"{path} {NO_DIGEST} (written by an older ner-zoo): corruption cannot be detected"
 
 
 def warn_if_no_digest(ckpt: dict, path: str | Path) -> None:

@@ -40,3 +40,10 @@ def checkpoint_digest(checkpoint: dict) -> str:
         if key in checkpoint:
             _update(h, checkpoint[key], key)
     return h.hexdigest()
+
+#: the words that mark the warning about a checkpoint written before digests (filtered where it was said already)
+NO_DIGEST = "has no integrity digest"
+
+
+def no_digest_message(path: object) -> str:
+    return f"{path} {NO_DIGEST} (written by an older ner-zoo): corruption cannot be detected"
