@@ -31,6 +31,18 @@ def _metrics(path: Path, curve: list[float], key: str = "val/f1", test: float | 
     path.write_text("\n".join(lines) + "\n")
 
 
+@pytest.fixture(autouse=True)
+def _real_lightning_afterwards():
+    """``ner-zoo compare`` run in-process leaves Lightning's stand-ins (``ner_zoo.api.light``) in ``sys.modules``,
+    as its own short-lived process would: take them out, so that a later test in this worker imports the real
+    package."""
+    yield
+    from ner_zoo.api import light
+
+    if light.active():
+        light.remove()
+
+
 def test_plateau_rule_hand_computed():
     flat = plateau([FLAT, FLAT])
     assert flat.status == "plateaued" and flat.gain == pytest.approx(0.05) and flat.epochs == 9
@@ -118,3 +130,41 @@ def test_compare_writes_the_plateau_table_and_the_curves_figure(tmp_path):
     assert (cell["HCR (all)"]["baseline last-5"], cell["HCR (all)"]["both plateaued"]) == ("no curve", "no curve")
     # best-dev epochs, 1-based: FLAT peaks at epoch 6, PEAKED at epoch 2
     assert (cell["PSA"]["best-dev epoch (model)"], cell["PSA"]["best-dev epoch (baseline)"]) == ("6", "2")
+
+
+def test_psa_conll2000_matrix_logs_curves_tests_best_dev_and_never_pairs_with_the_5_epoch_records():
+    """The converged PSA pair (issue 32, item 5): both arms at one fixed epoch budget, each run logging dev F1 per
+    epoch (CSVLogger) and testing its best-dev checkpoint; its records cannot pair with the published 5-epoch
+    records of the same recipe (another trainer config), and its run names differ from theirs."""
+    import sys
+
+    import yaml
+    from test_configs import parse
+
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.paired import shared_recipe
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tools"))
+    try:
+        from run_matrix import commands
+    finally:
+        sys.path.remove(str(root / "tools"))
+    matrix = yaml.safe_load((root / "configs" / "experiments" / "repro_psa_conll2000.yaml").read_text())
+    budgets, recipes = set(), set()
+    for name, cmd in commands(matrix, Path("out"), None, ["--trainer.accelerator", "cpu"]):
+        assert "--test_after_fit" in cmd and cmd[cmd.index("--test_after_fit") + 1] == "true", name
+        logger = json.loads(cmd[cmd.index("--trainer.logger") + 1])
+        assert logger["class_path"] == "lightning.pytorch.loggers.CSVLogger", name
+        budgets.add(cmd[len(cmd) - 1 - cmd[::-1].index("--trainer.max_epochs") + 1])
+    assert len(budgets) == 1 and int(budgets.pop()) > 15
+    for run in matrix:
+        config = parse([root / c for c in run["configs"]], [*run["args"], "--trainer.accelerator", "cpu"])
+        assert config["checkpoint"]["monitor"] == "val/f1" and config["checkpoint"]["mode"] == "max"
+        recipes.add(shared_recipe({"config": config}))
+    assert len(recipes) == 1
+    old = load_records([root / "docs" / "runs" / "cpu-2026-11-26-psa-repro"])
+    assert old and all(r["protocol"]["epochs"] == 5 for r in old if r["data"] == "CoNLL2000")
+    assert recipes.isdisjoint(shared_recipe(r) for r in old)
+    published = {p.name.rsplit("-s", 1)[0] for p in (root / "docs" / "runs").glob("*/*-s[0-9]*")}
+    assert not published & {run["name"] for run in matrix}
