@@ -4,7 +4,9 @@ Runs of one recipe (same model, data and config hash, seeds differing) form one 
 over seeds. Each row of ``ner_zoo/results/paper_results.yaml`` with no matching run is listed as
 "not yet run", never filled in. Runs tested on part of the test split (``partial_test``) never form a
 row; they are listed apart. "Paired comparisons" pairs each paper model with its own baseline by seed
-(:func:`paired_rows`), with a paired-t 95 % confidence interval and a verdict.
+(:func:`paired_rows`), with a paired-t 95 % confidence interval and a verdict. A report written to a file gets two
+figures beside it: the forest plot of the pairs and their training curves (dev score per epoch, with a plateau check
+at the budget: :mod:`ner_zoo.results.curves`).
 """
 
 from __future__ import annotations

@@ -23,11 +23,10 @@ PLATEAU_RULE = (
     f"score in the last {PLATEAU_EPOCHS} epochs exceeds the best dev score of all epochs before them by less than "
     f"{PLATEAU_POINTS:g} points (`last-{PLATEAU_EPOCHS} gain`; negative when the peak came earlier). "
     f"{PLATEAU_EPOCHS} epochs is the patience of the converged reference rows (`configs/experiments/converge.yaml`); "
-    f"{PLATEAU_POINTS:g} points is below both the smallest paper gain we test (PSA on CoNLL-2000, +0.17) and the "
-    "seed-to-seed std of dev F1 at a plateau (0.1-0.2), so an arm still gaining more would still move the pair's "
-    "difference by an amount of the size being measured. On a flat but noisy curve the earlier window is the "
-    f"longer one, so noise alone pushes the gain below 0. Runs shorter than {PLATEAU_EPOCHS + 1} epochs are "
-    "*too short* to tell.")
+    f"{PLATEAU_POINTS:g} points is about half of PSA's gain on CoNLL-2000 (+0.17), the pair run to a plateau for "
+    "this check, so an arm still gaining more in its last epochs could move the pair's difference by a large part "
+    "of the effect measured. On a flat but noisy curve the earlier window is the longer one, so noise alone pushes "
+    f"the gain below 0. Runs shorter than {PLATEAU_EPOCHS + 1} epochs are *too short* to tell.")
 
 
 def _monitor(rec: dict) -> str:
