@@ -3,7 +3,7 @@ what runs outside it.
 
 Outside the graph, torch-free: the fast tokenizer (``tokenizer.json``, read with the ``tokenizers`` library,
 the Rust tokenizer that transformers' fast tokenizers wrap, so the sub-words are the same without importing
-transformers) and :func:`ner_zoo.data.subwords.align`, the very function the PyTorch encoder calls (per-word cap,
+transformers) and :func:`ner_zoo.modules.subwords.align`, the very function the PyTorch encoder calls (per-word cap,
 unknown-token fallback, context trimmed to fit, overlapping windows over a sentence longer than the model
 maximum, each sub-word read from the window where it is most central). Inside the graph: the transformer over the
 model rows, the pick of each word's sub-word states, pooling (first / mean / max), the casing embedding and the
@@ -15,7 +15,7 @@ rest of the model. Graph inputs besides a word model's ``words``/``chars``/``mas
     casing [B, L] int64             casing class per word, when the encoder has a casing embedding
 
 Document context (``context > 0``) is looked up as the PyTorch tagger does: the sentences tagged are their own
-documents (:class:`ner_zoo.data.subwords.DocumentContext`).
+documents (:class:`ner_zoo.modules.subwords.DocumentContext`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Sequence
 
-from ner_zoo.data.subwords import DocumentContext, Layout, align
+from ner_zoo.modules.subwords import DocumentContext, Layout, align
 
 if TYPE_CHECKING:
     import numpy as np
@@ -122,7 +122,7 @@ class SubwordInputs:
                  right: Sequence[Sequence[str]] | None = None) -> dict[str, "np.ndarray"]:
         import numpy as np
 
-        from ner_zoo.data.casing import casing_ids
+        from ner_zoo.modules.casing import casing_ids
 
         left = left if left is not None else [[] for _ in rows]
         right = right if right is not None else [[] for _ in rows]

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ner_zoo.data.casing import (ALLCAPS, CASING_NAMES, CASING_PAD, HASDIGIT, INITCAP, LOWER, MIXED,  # noqa: F401
+from ner_zoo.modules.casing import (ALLCAPS, CASING_NAMES, CASING_PAD, HASDIGIT, INITCAP, LOWER, MIXED,  # noqa: F401
                                  NUMERIC, OTHER, casing_id, casing_ids)
 
 _PAD, _UNK = "<pad>", "<unk>"  # the specials of ner_zoo.data.vocab

@@ -6,7 +6,7 @@ gets the unknown token) and at most ``max_subwords_per_word``. One model input i
 ``[CLS] left-context target right-context [SEP]``: the context is trimmed symmetrically, the target never.
 A target longer than the model maximum is split into overlapping windows (then without context); each
 sub-word takes its state from the window where it is most central (this index work is torch-free, in
-:mod:`ner_zoo.data.subwords`, which the ONNX export runs too). Sub-words are pooled to words (first /
+:mod:`ner_zoo.modules.subwords`, which the ONNX export runs too). Sub-words are pooled to words (first /
 mean / max) with scatter operations in fp32, so the result is safe under bf16/fp16 autocast.
 
 Models call :meth:`TransformerEncoder.encode_sentences` (or ``forward`` on sentences): it adds each sentence's
@@ -26,7 +26,7 @@ from typing import Literal, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.data.subwords import DocumentContext, Layout, align, plan_rows
+from ner_zoo.modules.subwords import DocumentContext, Layout, align, plan_rows
 from ner_zoo.errors import CheckpointError, ResourceError, check_choices
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
@@ -207,7 +207,7 @@ class TransformerEncoder(nn.Module):
     # alignment ---------------------------------------------------------------------------------------
     @property
     def layout(self) -> Layout:
-        """The constants of this encoder's model rows (:mod:`ner_zoo.data.subwords`)."""
+        """The constants of this encoder's model rows (:mod:`ner_zoo.modules.subwords`)."""
         return Layout(tuple(self.prefix), tuple(self.suffix), self.unk_id, self.cap, self.budget, self.stride)
 
     def _plan(self, n_sub) -> list[tuple[int, int, int]]:
@@ -215,7 +215,7 @@ class TransformerEncoder(nn.Module):
         return plan_rows(n_sub, self.budget, self.stride)
 
     def _align(self, sentences: list[list[str]], left: list[list[str]], right: list[list[str]]) -> "_Alignment":
-        """All index work on the CPU (:func:`ner_zoo.data.subwords.align`, which the ONNX tagger runs too)."""
+        """All index work on the CPU (:func:`ner_zoo.modules.subwords.align`, which the ONNX tagger runs too)."""
         a = align(self.tokenizer.backend_tokenizer, self.layout, sentences, left, right)
         t = {k: torch.from_numpy(getattr(a, k)) for k in ("input_ids", "src_row", "src_col", "seq", "pos", "word",
                                                            "word_index", "n_words", "n_sub")}
