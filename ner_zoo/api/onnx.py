@@ -173,8 +173,8 @@ def write_onnx(model, folder: Path, opset: int = 17) -> dict:
     got = session.run(None, {i.name: check[i.name] for i in session.get_inputs()})[0]
     if got.shape != want.shape or not np.allclose(got, want, atol=1e-4, rtol=1e-4):
         raise CheckpointError(f"{type(model).__name__}: the ONNX graph does not reproduce the emissions on a batch of "
-                              "other shapes than the traced one (a data-dependent shape was frozen, or the inputs are made "
-                              "differently outside the graph); not exported")
+                              "other shapes than the traced one (a data-dependent shape was frozen, or the inputs "
+                              "are made differently outside the graph); not exported")
     return {"file": "model.onnx", "opset": opset, "inputs": [i.name for i in session.get_inputs()],
             "outputs": ["emissions"], "decoder": "crf" if crf is not None else "softmax",
             "tags": list(model.vocabs.tags.itos), **({"encoder": spec} if spec is not None else {})}

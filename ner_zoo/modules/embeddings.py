@@ -16,8 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ner_zoo.modules.casing import (ALLCAPS, CASING_NAMES, CASING_PAD, HASDIGIT, INITCAP, LOWER, MIXED,  # noqa: F401
-                                 NUMERIC, OTHER, casing_id, casing_ids)
+# the casing classes live in the torch-free modules/casing.py; their names stay importable from here
+from ner_zoo.modules.casing import CASING_NAMES, CASING_PAD, casing_id, casing_ids  # noqa: F401
+from ner_zoo.modules.casing import ALLCAPS, HASDIGIT, INITCAP, LOWER, MIXED, NUMERIC, OTHER  # noqa: F401
 
 _PAD, _UNK = "<pad>", "<unk>"  # the specials of ner_zoo.data.vocab
 _DIGITS = re.compile(r"\d")
