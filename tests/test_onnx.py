@@ -247,7 +247,7 @@ def test_transformer_onnx_emissions_spans_and_scores_equal_pytorch(bert_tagger, 
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
     texts = [TEXT, " ".join(LONG) + " in Rome.\n\nYes. " + TEXT[::-1]]
-    for text in texts + texts[:1]:  # a second call: the documents indexed before stay, in both runtimes
+    for text in texts + texts[:1]:  # a second call: context from its own text only, in both runtimes
         want_ents, got_ents = torch_tagger(text), onnx_tagger(text)
         assert _entities([got_ents]) == _entities([want_ents])
         assert [e.score for e in got_ents] == pytest.approx([e.score for e in want_ents], abs=1e-4)
@@ -290,3 +290,28 @@ def test_transformer_onnx_through_the_cli_in_processes_without_torch(bert_tagger
     assert [tuple(e[:4]) for e in json.loads(out[0])] == [(e.text, e.label, e.start, e.end) for e in want]
     assert [e[4] for e in json.loads(out[0])] == pytest.approx([e.score for e in want], abs=1e-4)
     assert out[1] == "[]"
+
+
+def test_document_context_is_the_text_of_the_call_only(bert_tagger):
+    """A tagger whose encoder reads neighbouring sentences takes them from the text of the same call: a short
+    text tagged after a long one scores as on a fresh tagger, in PyTorch and in onnxruntime."""
+    import ner_zoo
+    from ner_zoo.api.export import export
+    from ner_zoo.data.schema import Sentence
+
+    ckpt, folder = bert_tagger("crf")  # context 1
+    out = folder / "onnx-context"
+    if not out.exists():
+        export(ckpt, out, format="onnx")
+    short = "Mateo met Arjun Varga in Abu Dhabi."
+    for load in (lambda: ner_zoo.load(ckpt, device="cpu"), lambda: ner_zoo.load(out)):
+        used = load()
+        used(TEXT)  # four sentences of one document, indexed as context of that call
+        got, want = used(short), load()(short)
+        assert [(e.text, e.label) for e in got] == [(e.text, e.label) for e in want]
+        assert [e.score for e in got] == pytest.approx([e.score for e in want], abs=1e-7)
+        sentence = Sentence(short.split(), doc_id="text0", index=0)  # the id the first sentence of TEXT had
+        assert used.predict_sentences([sentence]) == load().predict_sentences([sentence])
+        used(TEXT)
+        kept = used.predict_sentences([sentence], keep_context=True)  # ner-zoo predict: a file, group by group
+        assert kept != load().predict_sentences([sentence])

@@ -362,12 +362,17 @@ class OnnxTagger(Tagger):
         self.model.to(device)
         return self
 
-    def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
+    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False
+                          ) -> list[tuple[list[Span], list[float] | None]]:
+        """As :meth:`ner_zoo.Tagger.predict_sentences` (document context: these sentences, or with
+        ``keep_context`` also those of earlier calls)."""
         out: list = [([], []) for _ in sentences]
         todo = sorted((i for i, s in enumerate(sentences) if len(s.tokens)), key=lambda i: len(sentences[i].tokens))
         subwords = self.model.subwords
         if subwords is not None and subwords.context > 0:  # the sentences are their own document context, as in
-            subwords.documents.add([sentences[i] for i in todo])  # the PyTorch Tagger
+            if not keep_context:  # the PyTorch Tagger
+                subwords.documents = type(subwords.documents)()
+            subwords.documents.add([sentences[i] for i in todo])
         for lo in range(0, len(todo), self.batch_size):
             chunk = [sentences[i] for i in todo[lo: lo + self.batch_size]]
             left, right = subwords.neighbours(chunk) if subwords is not None else (None, None)

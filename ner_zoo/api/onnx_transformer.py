@@ -110,7 +110,7 @@ class SubwordInputs:
                              spec["budget"], spec["stride"])
         self.pad_id, self.pooling, self.casing = spec["pad_id"], spec["pooling"], spec["casing"]
         self.context = spec["context"]
-        self.documents = DocumentContext()  # as the PyTorch encoder's: sentences tagged are added, never removed
+        self.documents = DocumentContext()  # the sentences of the call being tagged (OnnxTagger.predict_sentences)
 
     def neighbours(self, sentences: Sequence) -> tuple[list[list[str]], list[list[str]]]:
         """Left and right context words of ``sentences`` (objects with ``tokens``, ``doc_id``, ``index``)."""

@@ -302,10 +302,12 @@ class TransformerEncoder(nn.Module):
         return [len(row) for row in enc["input_ids"]]
 
     # document context ----------------------------------------------------------------------------------
-    def add_documents(self, sentences: Sequence) -> None:
-        """Index ``sentences`` (``tokens``, ``doc_id``, ``index``, ``split``) as document context; a no-op when
-        ``context`` is 0."""
+    def add_documents(self, sentences: Sequence, replace: bool = False) -> None:
+        """Index ``sentences`` (``tokens``, ``doc_id``, ``index``, ``split``) as document context, in place of
+        those indexed before when ``replace``; a no-op when ``context`` is 0."""
         if self.context > 0:
+            if replace:
+                self.documents = DocumentContext()
             self.documents.add(sentences)
 
     def neighbours(self, sentences: Sequence) -> tuple[list | None, list | None]:
