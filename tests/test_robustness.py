@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -313,6 +314,7 @@ def test_interrupt_exits_nonzero_with_a_record_and_a_resumable_checkpoint(tmp_pa
     cfg = config(tmp_path, train=TRAIN * 4, epochs=4)  # 4 steps per epoch
     callback = json.dumps({"class_path": "test_robustness.SignalAt", "init_args": {"step": 6, "signum": signum}})
     sigint = signal.getsignal(signal.SIGINT)
+    started = time.perf_counter()
     try:
         rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.callbacks+", callback)
     finally:
@@ -327,6 +329,8 @@ def test_interrupt_exits_nonzero_with_a_record_and_a_resumable_checkpoint(tmp_pa
     resumed = json.loads(sorted((tmp_path / "runs").rglob("results.json"))[-1].read_text())
     last = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=True, map_location="cpu")
     assert resumed["status"] == "completed" and (last["global_step"], last["epoch"]) == (16, 3)
+    # the epoch cut by the interrupt is timed over both processes, from this process's clock (not from 0)
+    assert len(resumed["epoch_seconds"]) == 4 and 0 < resumed["fit_seconds"] <= time.perf_counter() - started
 
 
 def test_last_checkpoint_is_the_latest_epoch_not_the_last_improvement(tmp_path, capsys):

@@ -208,7 +208,8 @@ class RunRecorder(Callback):
         self.segments: list[dict] = []  # one per process that trained this run (a resume adds one)
         self.best_val: dict[str, float] = {}  # every val/* value of the best epoch
         self.record: dict = {}
-        self._t0 = 0.0
+        self._t0: float | None = None  # when this process started timing the current epoch
+        self._carried = 0.0  # seconds an earlier process trained the current epoch (resumed mid-epoch)
         self._run_dir: Path | None = None
         self._best: tuple[float, int] | None = None  # (best val/f1, its epoch), kept across a resume
         self._trainer: pl.Trainer | None = None
@@ -235,8 +236,11 @@ class RunRecorder(Callback):
             epoch = trainer.current_epoch
             if epoch not in fractions and self._fraction(trainer) > 0:
                 fractions[epoch] = self._fraction(trainer)
+        mid_epoch = (trainer is not None and trainer.state.fn == "fit" and self._t0 is not None
+                     and 0 < self._fraction(trainer) < 1)
         return {"fractions": fractions, "epoch_times": list(self.epoch_times), "best": self._best,
-                "best_val": dict(self.best_val), "segments": [dict(s) for s in self.segments]}
+                "best_val": dict(self.best_val), "segments": [dict(s) for s in self.segments],
+                "epoch_elapsed": self._elapsed() if mid_epoch else 0.0}
 
     def load_state_dict(self, state: dict) -> None:
         self.fractions = {int(k): float(v) for k, v in (state.get("fractions") or {}).items()}
@@ -244,6 +248,7 @@ class RunRecorder(Callback):
         self._best = tuple(state["best"]) if state.get("best") else None
         self.best_val = dict(state.get("best_val") or {})
         self.segments = [dict(s) for s in state.get("segments") or []]
+        self._carried, self._t0 = float(state.get("epoch_elapsed") or 0.0), None
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         for seg in self.segments:  # an earlier process stopped after the checkpoint it saved: resumed from there
@@ -260,11 +265,22 @@ class RunRecorder(Callback):
         total, done = trainer.num_training_batches, trainer.fit_loop.epoch_loop.batch_progress.current.ready
         return min(1.0, done / total) if total and total != float("inf") else 1.0
 
+    def _elapsed(self) -> float:
+        return self._carried + (time.perf_counter() - self._t0 if self._t0 is not None else 0.0)
+
     def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self._t0 = time.perf_counter()
+        if self._t0 is None and self._carried:  # resumed mid-epoch: the earlier process's share counts
+            self._t0 = time.perf_counter()
+            return
+        self._t0, self._carried = time.perf_counter(), 0.0
+
+    def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, *args) -> None:
+        if self._t0 is None:  # a mid-epoch resume calls no on_train_epoch_start
+            self._t0 = time.perf_counter()
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self.epoch_times.append(time.perf_counter() - self._t0)
+        self.epoch_times.append(self._elapsed())
+        self._t0, self._carried = None, 0.0
         self.fractions[trainer.current_epoch] = self._fraction(trainer)
 
     def protocol(self, trainer: pl.Trainer) -> dict:
