@@ -21,7 +21,7 @@ class Dropout(nn.Dropout):
             return super().forward(x)
         if self.p == 1.0:
             return x * 0.0
-        # the draws become the scaled mask in place (1 or 0 from ge_, times the scale): float32 draws whatever
-        # x's dtype (bf16 draws are coarse)
-        keep = torch.rand(x.shape).ge_(self.p).mul_(1.0 / (1.0 - self.p))
-        return x * (keep if x.dtype == keep.dtype else keep.to(x.dtype))
+        draws = torch.rand(x.shape)  # float32 whatever x's dtype (bf16 draws are coarse)
+        if x.dtype == torch.float32:  # the draws become the scaled mask in place (1 or 0 from ge_, times the scale)
+            return x * draws.ge_(self.p).mul_(1.0 / (1.0 - self.p))
+        return x * (draws >= self.p).to(x.dtype).mul_(1.0 / (1.0 - self.p))
