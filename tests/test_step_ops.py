@@ -79,21 +79,22 @@ def per_word(enc: CharBiLSTM, chars: torch.Tensor) -> torch.Tensor:
     return out
 
 
-@pytest.mark.parametrize("case", ["with_empty_slots", "no_empty_slot", "all_empty", "wide_padding"])
+@pytest.mark.parametrize("case", ["with_empty_slots", "no_empty_slot", "all_empty", "wide_padding", "no_char_column"])
 def test_char_bilstm_over_all_slots_equals_each_word_alone(case):
     torch.manual_seed(0)
     enc = CharBiLSTM(12, char_dim=4, hidden=3).train()
     chars = {"with_empty_slots": [[[3, 4, 5, 0], [6, 0, 0, 0], [3, 4, 5, 0]], [[6, 0, 0, 0], [7, 8, 9, 10], [0, 0, 0, 0]]],
              "no_empty_slot": [[[3, 4, 0], [6, 0, 0], [3, 4, 0]], [[6, 0, 0], [7, 8, 9], [3, 4, 0]]],
              "all_empty": [[[0, 0], [0, 0]]],
-             "wide_padding": [[[3, 4, 0, 0, 0], [0, 0, 0, 0, 0]]]}[case]  # columns no word reaches
+             "wide_padding": [[[3, 4, 0, 0, 0], [0, 0, 0, 0, 0]]],  # columns no word reaches
+             "no_char_column": torch.zeros(2, 3, 0, dtype=torch.long)}[case]
     chars = torch.tensor(chars)
     weights = torch.randn(*chars.shape[:2], 6)
     got = enc(chars)
     want = per_word(enc, chars)
     torch.testing.assert_close(got, want)
     assert got.shape == (*chars.shape[:2], 6)
-    if case == "all_empty":
+    if case in ("all_empty", "no_char_column"):
         assert not got.any()
         return
     g_got = torch.autograd.grad((got * weights).sum(), list(enc.parameters()))
@@ -144,3 +145,19 @@ def test_dropout_mask_is_the_scaled_comparison_of_the_same_draws(dtype):
     assert y.dtype == dtype and torch.equal(y, want)
     (gx,) = torch.autograd.grad(y.sum(), x)
     assert torch.equal(gx, keep.expand_as(x))
+
+
+@pytest.mark.parametrize("shape,high", [((250, 15), 85), ((40, 30), 300), ((7, 1), 2), ((5, 9), 1), ((0, 4), 3),
+                                        ((60, 10), 2 ** 20)])
+def test_unique_rows_equals_torch_unique_over_rows(shape, high):
+    from ner_zoo.modules.char_encoders import unique_rows
+
+    g = torch.Generator().manual_seed(shape[0])
+    n, c = shape
+    types = torch.randint(0, high, (max(1, n // 3), c), generator=g)
+    x = types[torch.randint(0, len(types), (n,), generator=g)] if n else torch.zeros(0, c, dtype=torch.long)
+    if n > 3:
+        x[:3] = 0  # empty slots
+    want = torch.unique(x, dim=0, return_inverse=True)
+    got = unique_rows(x)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
