@@ -306,7 +306,8 @@ def test_results_md_and_figure_regenerate_byte_for_byte(tmp_path, monkeypatch):
     assert main(["compare", "docs/runs", "--output", str(out)]) == 0
     text = out.read_text().replace(f"--output {out}", "--output docs/results.md")
     assert text == (root / "docs" / "results.md").read_text()
-    assert (tmp_path / "results_forest.svg").read_bytes() == (root / "docs" / "results_forest.svg").read_bytes()
+    for figure in ("results_forest.svg", "results_curves.svg"):
+        assert (tmp_path / figure).read_bytes() == (root / "docs" / figure).read_bytes(), figure
 
 
 def test_recipe_ignores_data_defaults_added_after_older_records():

@@ -4,7 +4,9 @@ Runs of one recipe (same model, data and config hash, seeds differing) form one 
 over seeds. Each row of ``ner_zoo/results/paper_results.yaml`` with no matching run is listed as
 "not yet run", never filled in. Runs tested on part of the test split (``partial_test``) never form a
 row; they are listed apart. "Paired comparisons" pairs each paper model with its own baseline by seed
-(:func:`paired_rows`), with a paired-t 95 % confidence interval and a verdict.
+(:func:`paired_rows`), with a paired-t 95 % confidence interval and a verdict. A report written to a file gets two
+figures beside it: the forest plot of the pairs and their training curves (dev score per epoch, with a plateau check
+at the budget: :mod:`ner_zoo.results.curves`).
 """
 
 from __future__ import annotations
@@ -309,6 +311,26 @@ def _forest(rows: list[dict], path: Path) -> bool:
     return draw_forest(rows, path)
 
 
+def _curves(paired_table: list[dict], path: Path | None) -> str:
+    """The "Training curves" section (:mod:`ner_zoo.results.curves`), with its figure at ``path`` where a row can
+    be drawn and matplotlib is installed."""
+    from ner_zoo.results.curves import curve_rows, curves_markdown
+
+    rows = curve_rows(paired_table)
+    drawn = False
+    if path is not None and rows:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            warnings.warn("matplotlib is not installed: no training-curves figure (pip install matplotlib)",
+                          stacklevel=2)
+        else:
+            from ner_zoo.results.curves_figure import draw_curves
+
+            drawn = draw_curves(rows, path)
+    return curves_markdown(rows, path.name if drawn else None)
+
+
 def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> int:
     """``ner-zoo compare``; ``parser_class`` is the CLI's (its errors are one ``ner-zoo: error:`` line)."""
     from ner_zoo.io import atomic_write, check_output, is_stream
@@ -327,12 +349,13 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
         p.error(f"argument --min-seeds: expected a positive integer, got {a.min_seeds}")
     from ner_zoo.results.paired import paired_markdown, paired_rows, public
 
-    figure = None  # the forest plot beside a markdown report written to a file
+    figure = curves = None  # the forest plot and the training curves beside a markdown report written to a file
     if a.output and a.format == "markdown" and not is_stream(a.output):
         figure = Path(a.output).with_name(Path(a.output).stem + "_forest.svg")
+        curves = Path(a.output).with_name(Path(a.output).stem + "_curves.svg")
     if a.output:  # never over a record it reads
         read = [f for p in map(Path, a.paths) for f in (sorted(p.rglob("results.json")) if p.is_dir() else [p])]
-        for target in filter(None, (a.output, figure)):
+        for target in filter(None, (a.output, figure, curves)):
             check_output(target, read, a.overwrite)
     records = load_records(a.paths)
     rows = table_rows(records)
@@ -354,8 +377,9 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
             paired += (f"\n\n![Forest plot: each row's mean difference and 95 % CI against the paper's gain]"
                        f"({figure.name})\n\n`{figure.name}`: the rows above with a CI, grouped by paper (drawn by "
                        "`ner-zoo compare` beside its `--output`).")
-        extra = [t for t in (paired, gain_markdown(gain_rows(records)), length_markdown(length_rows(records)),
-                             partial_markdown(records), notes_markdown(records)) if t]
+        extra = [t for t in (paired, _curves(paired_table, curves), gain_markdown(gain_rows(records)),
+                             length_markdown(length_rows(records)), partial_markdown(records), notes_markdown(records))
+                 if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
                 + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
         with atomic_write(a.output) as f:

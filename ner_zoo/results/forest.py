@@ -40,7 +40,9 @@ def draw_forest(rows: list[dict], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    with matplotlib.rc_context({"svg.hashsalt": "ner-zoo-forest", "svg.fonttype": "none", "font.size": 8}):
+    from ner_zoo.results.svg import save_svg, svg_style
+
+    with matplotlib.rc_context(svg_style("ner-zoo-forest")):
         fig, ax = plt.subplots(figsize=(9, 0.28 * len(shown) + 0.9 * len(PAPERS) + 1))
         y, ticks, labels, last = 0.0, [], [], None
         for row in shown:
@@ -66,9 +68,6 @@ def draw_forest(rows: list[dict], path: Path) -> bool:
                       "● our mean, line: its 95 % paired-t CI over seeds;  ◇ the paper's gain")
         ax.grid(axis="x", color="0.9")
         fig.tight_layout()
-        from ner_zoo.io import atomic_write
-
-        with atomic_write(path) as f:  # never half a figure
-            fig.savefig(f, format="svg", metadata={"Date": None, "Creator": None})
+        save_svg(fig, path)
         plt.close(fig)
     return True

@@ -180,6 +180,7 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 "recipe": recipe,
                 # for the Holm column and the figure; not printed (underscored keys)
                 "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),
+                "_pairs": pairs,  # (model record, baseline record) per seed: the training curves
             })
     family = [r for r in rows if r.get("_family")]
     for r, adjusted in zip(family, holm([r["_p"] for r in family])):
