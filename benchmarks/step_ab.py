@@ -1,14 +1,14 @@
 """A zoo training step at an older commit against now, in one process, interleaved: a before/after that shares
 the machine's load (on a busy host both sides slow down together, so the ratio stays readable).
 
-The older versions of ``--files`` (default: the modules issue 33 changed) are read with ``git show REV:PATH`` and
-loaded as modules of their own (an old module importing another of the swapped files gets the old one). "Old"
+The older versions of ``--files`` (default: the modules issue 33 changed) are read with ``git show REV:PATH``
+and loaded as modules of their own (an old module importing another of the swapped files gets the old one). "Old"
 rounds swap their functions and the methods of their classes into the current modules; "new" rounds put the
 current ones back. The model, data and trainer are those of ``--config`` (``Trainer.fit`` of ``--steps`` steps
-with the progress bar, no logger, no validation; the first batch's time left out); every round runs the same first batches of the epoch. Rounds alternate
-the order (old new, new old, ...). Prints each round's wall and CPU ms per step (CPU: ``time.process_time``, run
-with 1 thread; on a loaded host it leaves out the time the process waits for a core, so it is the steadier
-number there) and the median ratios ``old / new``.
+with the progress bar, no logger, no validation; the first batch's time left out); every round runs the same
+first batches of the epoch. Rounds alternate the order (old new, new old, ...). Prints each round's wall and
+CPU ms per step (CPU: ``time.process_time``, run with 1 thread; on a loaded host it leaves out the time the
+process waits for a core, so it is the steadier number there) and the median ratios ``old / new``.
 
 Usage: ``python benchmarks/step_ab.py [--old main] [--steps 200] [--rounds 6] [--threads 1] [--files PATH ...]``
 """

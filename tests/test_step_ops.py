@@ -79,11 +79,13 @@ def per_word(enc: CharBiLSTM, chars: torch.Tensor) -> torch.Tensor:
     return out
 
 
-@pytest.mark.parametrize("case", ["with_empty_slots", "no_empty_slot", "all_empty", "wide_padding", "no_char_column"])
+@pytest.mark.parametrize("case", ["with_empty_slots", "no_empty_slot", "all_empty", "wide_padding",
+                                  "no_char_column"])
 def test_char_bilstm_over_all_slots_equals_each_word_alone(case):
     torch.manual_seed(0)
     enc = CharBiLSTM(12, char_dim=4, hidden=3).train()
-    chars = {"with_empty_slots": [[[3, 4, 5, 0], [6, 0, 0, 0], [3, 4, 5, 0]], [[6, 0, 0, 0], [7, 8, 9, 10], [0, 0, 0, 0]]],
+    chars = {"with_empty_slots": [[[3, 4, 5, 0], [6, 0, 0, 0], [3, 4, 5, 0]],
+                                  [[6, 0, 0, 0], [7, 8, 9, 10], [0, 0, 0, 0]]],
              "no_empty_slot": [[[3, 4, 0], [6, 0, 0], [3, 4, 0]], [[6, 0, 0], [7, 8, 9], [3, 4, 0]]],
              "all_empty": [[[0, 0], [0, 0]]],
              "wide_padding": [[[3, 4, 0, 0, 0], [0, 0, 0, 0, 0]]],  # columns no word reaches

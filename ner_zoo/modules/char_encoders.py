@@ -3,9 +3,9 @@
 Both take character ids ``[B, L, C]`` (0 = padding; a word's characters left-aligned, padding words all
 zero) and return one vector per word, ``[B, L, output_dim]``, zero for padding words. Only real words
 are encoded: they are gathered from the batch first, so cost follows the number of words, not ``B*L``
-(the char BiLSTM encodes each distinct word of a batch once when it has no dropout). Traced for ONNX
-(:func:`exporting`), every word slot is encoded at full width instead, so no batch's word count or word
-length is frozen into the graph; the vectors are the same.
+(the char BiLSTM without dropout encodes each distinct word of a batch once, found by :func:`unique_rows`).
+Traced for ONNX (:func:`exporting`), every word slot is encoded at full width instead, so no batch's word count
+or word length is frozen into the graph; the vectors are the same.
 """
 
 from __future__ import annotations
@@ -121,14 +121,15 @@ class CharBiLSTM(nn.Module):
 
     def _distinct_words(self, chars: torch.Tensor) -> torch.Tensor:
         """Each distinct word of the batch encoded once: :func:`unique_rows` of every word slot (rows sorted, so
-        with padding id 0 the all-padding row of empty slots, if any, comes first and is left out), then one ``index_select`` hands each slot its word's vector (zero for an
-        empty slot). One pass over the slots instead of picking the real words first and scattering back."""
+        with padding id 0 the all-padding row of empty slots, if any, comes first and is left out), then one
+        ``index_select`` hands each slot its word's vector (zero for an empty slot). One pass over the slots
+        instead of picking the real words first and scattering back."""
         B, L, C = chars.shape
         if chars.numel() == 0:
             return self.embedding.weight.new_zeros(B, L, self.output_dim)
         words, inverse = unique_rows(chars.reshape(B * L, C))
         lengths = (words != self.padding_idx).sum(1)
-        first, width = torch.stack([lengths[0], lengths.max()]).tolist() if words.shape[0] else (0, 0)
+        first, width = torch.stack([lengths[0], lengths.max()]).tolist()  # one host sync
         if width == 0:  # no real word
             return self.embedding.weight.new_zeros(B, L, self.output_dim)
         skip = int(first == 0)  # the empty slots' row
