@@ -84,6 +84,16 @@ def fit_ms(model, dm, steps: int) -> tuple[float, float]:
     return tuple((e - s) / clock.steps * 1000 for s, e in zip(clock.start, clock.end))
 
 
+def rebind(fn: types.FunctionType, old_cls: type, new_cls: type) -> types.FunctionType:
+    """``fn`` (a method of ``old_cls``) with its ``__class__`` cell (zero-argument ``super()``) set to ``new_cls``,
+    whose instances it will run on."""
+    if "__class__" not in fn.__code__.co_freevars:
+        return fn
+    cells = tuple(types.CellType(new_cls) if name == "__class__" else cell
+                  for name, cell in zip(fn.__code__.co_freevars, fn.__closure__))
+    return types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+
+
 class Swap:
     """Puts the old module-level functions and class methods into the current modules, and back."""
 
@@ -97,8 +107,8 @@ class Swap:
                     self.items.append((cur, attr, now, value))
                 elif isinstance(value, type) and isinstance(now, type) and value.__module__ == name:
                     for key, fn in vars(value).items():
-                        if isinstance(fn, (types.FunctionType, staticmethod, classmethod)) and key in vars(now):
-                            self.items.append((now, key, vars(now)[key], fn))
+                        if isinstance(fn, types.FunctionType) and key in vars(now):
+                            self.items.append((now, key, vars(now)[key], rebind(fn, value, now)))
 
     def set(self, use_old: bool) -> None:
         for owner, attr, now, old in self.items:
