@@ -1,6 +1,8 @@
 """Issue 33 (item 3): the BiLSTM-CRF step's reversals, char-word picking and dropout mask take fewer, cheaper
 operations, with the same numbers as the plain forms (bitwise where only values are moved)."""
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -163,3 +165,28 @@ def test_unique_rows_equals_torch_unique_over_rows(shape, high):
     want = torch.unique(x, dim=0, return_inverse=True)
     got = unique_rows(x)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+def cli_trainer(tmp_path, *extra):
+    from ner_zoo.cli.lightning_cli import NERZooCLI
+
+    data = tmp_path / "data.yaml"
+    data.write_text("data:\n  class_path: ner_zoo.data.SampleCorpus\n"
+                    "  init_args: {max_sentences: 20, embeddings: null}\n"
+                    "model:\n  init_args: {words: {vectors: null}}\ntrainer: {logger: false}\n")
+    config = Path(__file__).resolve().parents[1] / "configs" / "baselines" / "conll2003.yaml"
+    args = ["--config", str(config), "--config", str(data), "--trainer.default_root_dir",
+            str(tmp_path), *extra]
+    return NERZooCLI(args=args, run=False).trainer
+
+
+def test_cli_default_progress_bar_redraws_10_times_a_second_and_a_configured_one_keeps_its_rate(tmp_path):
+    from lightning.pytorch.callbacks import RichProgressBar, TQDMProgressBar
+
+    bar = cli_trainer(tmp_path).progress_bar_callback
+    assert type(bar) is RichProgressBar and bar.refresh_rate == 10  # Lightning's default: 100
+    named = "--trainer.callbacks+=lightning.pytorch.callbacks."
+    bar = cli_trainer(tmp_path, named + "RichProgressBar").progress_bar_callback
+    assert type(bar) is RichProgressBar and bar.refresh_rate == 100  # named in the config: as configured
+    assert type(cli_trainer(tmp_path, named + "TQDMProgressBar").progress_bar_callback) is TQDMProgressBar
+    assert cli_trainer(tmp_path, "--trainer.enable_progress_bar", "false").progress_bar_callback is None
