@@ -152,8 +152,8 @@ def test_onnx_export_cli_and_what_it_refuses(trained, onnx_folder, tmp_path):
 
 @pytest.mark.slow
 def test_every_tiny_tagger_exports_to_onnx(tiny_bert_dir, tmp_path):
-    """BiLSTM-CRF (char BiLSTM), PSA, HCR (IntNet, memory), MIN, a softmax tagger: onnxruntime equals PyTorch on
-    sentences of other shapes; a transformer tagger is refused with a reason, the span models too."""
+    """BiLSTM-CRF (char BiLSTM), PSA, HCR (IntNet, memory), MIN, a softmax tagger, the transformer tagger: onnxruntime
+    equals PyTorch on sentences of other shapes; a span model is refused with a reason."""
     import ner_zoo
     from battery import build
     from ner_zoo.api.export import export
@@ -171,8 +171,8 @@ def test_every_tiny_tagger_exports_to_onnx(tiny_bert_dir, tmp_path):
         folder = tmp_path / name
         build(config, data, folder, trainer={"max_steps": 3, "max_epochs": 1}, subcommand="fit")
         ckpt = sorted((folder / "ckpt").glob("*.ckpt"))[0]
-        if name in ("transformer_tagger", "span_classifier"):
-            with pytest.raises(CheckpointError, match="transformer encoder|not a token tagger"):
+        if name == "span_classifier":
+            with pytest.raises(CheckpointError, match="not a token tagger"):
                 export(ckpt, folder / "onnx", format="onnx")
             assert not (folder / "onnx").exists()
             continue
@@ -180,3 +180,138 @@ def test_every_tiny_tagger_exports_to_onnx(tiny_bert_dir, tmp_path):
         want, got = ner_zoo.load(ckpt, device="cpu")(text), ner_zoo.load(out)(text)
         assert [[(e.text, e.label) for e in r] for r in got] == [[(e.text, e.label) for e in r] for r in want], name
         assert [e.score for r in got for e in r] == pytest.approx([e.score for r in want for e in r], abs=1e-4)
+
+
+# --- transformer taggers: sub-word inputs made outside the graph (tokenizer.json + ner_zoo.modules.subwords) ----------
+TEXT = ('Lucia Ortega flew to Osaka to watch the Davis Cup, sources said.  "Mei Varga met Chloe Osei in Havana," '
+        'officials added.\nMateo met Arjun Varga in Abu Dhabi. Late on Tuesday, Ortega-Varga left Zürich.')
+LONG = [f"w{k % 7}{'x' * (k % 3)}" if k % 5 else "Paris" for k in range(80)]  # > the tiny BERT's 62 sub-words
+BERT_CASES = {  # the tiny BERT: 64 positions, so LONG is read in overlapping windows
+    "crf": ("transformer_tagger", {}, {"context": 1}),  # first sub-word, casing embedding, document context
+    "softmax": ("transformer_tagger", {"use_crf": False}, {"pooling": "mean", "layers": "scalar_mix"}),
+    "min_bert": ("min", {}, {"pooling": "max", "max_subwords_per_word": 2}),  # a word model "+BERT"
+}
+
+
+@pytest.fixture(scope="module")
+def bert_tagger(tiny_bert_dir, tmp_path_factory):  # noqa: F811
+    """``case -> (checkpoint, folder)``: a tiny tagger of ``BERT_CASES`` fitted for a few steps, once per module."""
+    from battery import build
+    from ner_zoo.testing.tiny import tiny_model
+
+    made = {}
+
+    def get(case: str):
+        if case not in made:
+            name, extra, encoder = BERT_CASES[case]
+            encoder = {**encoder, "model": str(tiny_bert_dir)}
+            if name == "min":
+                extra = {**extra, "encoder": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",
+                                              "init_args": encoder}}
+                config = tiny_model(name, **extra)
+            else:
+                config = tiny_model(name, tiny_bert_dir, encoder=encoder, **extra)
+            data = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 48}}
+            folder = tmp_path_factory.mktemp(case)
+            steps = 6 if name == "min" else 24  # enough for the transformer taggers to find entities in TEXT
+            build(config, data, folder, trainer={"max_steps": steps, "max_epochs": 4}, subcommand="fit")
+            made[case] = (sorted((folder / "ckpt").glob("*.ckpt"))[0], folder)
+        return made[case]
+
+    return get
+
+
+def _entities(result):
+    return [[(e.text, e.label, e.start, e.end) for e in r] for r in result]
+
+
+@pytest.mark.parametrize("case", list(BERT_CASES))
+def test_transformer_onnx_emissions_spans_and_scores_equal_pytorch(bert_tagger, case):
+    """The graph takes sub-word rows; windows over a long sentence, pooling, casing and document context match."""
+    import ner_zoo
+    from ner_zoo.api.export import export
+    from ner_zoo.api.onnx import OnnxModel
+    from ner_zoo.data.schema import Sentence
+    ckpt, folder = bert_tagger(case)
+    out = export(ckpt, folder / "onnx", format="onnx")
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["README.md", "config.json", "model.onnx", "tokenizer.json", "vocabularies.json"]
+        + (["crf.json"] if case != "softmax" else []))  # no encoder-0/: the weights are in the graph
+    torch_tagger, onnx_tagger = ner_zoo.load(ckpt, device="cpu"), ner_zoo.load(out)
+    model, onnx_model = torch_tagger.model, OnnxModel(out)
+    for rows in SHAPES + [[LONG, ["Yes"], LONG[:30]]]:
+        batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
+        with torch.no_grad():
+            want = model.emissions(batch).numpy()
+        got = onnx_model.emissions(rows)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+    texts = [TEXT, " ".join(LONG) + " in Rome.\n\nYes. " + TEXT[::-1]]
+    for text in texts + texts[:1]:  # a second call: context from its own text only, in both runtimes
+        want_ents, got_ents = torch_tagger(text), onnx_tagger(text)
+        assert _entities([got_ents]) == _entities([want_ents])
+        assert [e.score for e in got_ents] == pytest.approx([e.score for e in want_ents], abs=1e-4)
+    if case != "min_bert":
+        assert torch_tagger(texts[0]), "the tiny model finds entities"
+    rows = [LONG, ["Anna", "Berg", "visited", "Paris"], LONG[5:]]
+    want, got = torch_tagger(tokens=rows), onnx_tagger(tokens=rows)
+    assert _entities(got) == _entities(want)
+    assert [e.score for r in got for e in r] == pytest.approx([e.score for r in want for e in r], abs=1e-4)
+
+
+def test_transformer_onnx_through_the_cli_in_processes_without_torch(bert_tagger, tmp_path):
+    """``ner-zoo export --format onnx`` then ``ner-zoo predict --model DIR`` writes what predict on the checkpoint
+    writes (made here, in process); ``ner_zoo.load(DIR)`` tags without importing torch, Lightning or transformers."""
+    ckpt, _ = bert_tagger("crf")
+    cli("export", str(ckpt), "--output", "m", "--format", "onnx", cwd=tmp_path)
+    text = TEXT + "\n" + " ".join(LONG) + " in Rome.\nYes.\n"
+    (tmp_path / "in.txt").write_text(text)
+    cli("predict", "--model", "m", "--input", "in.txt", "--output", "got.jsonl", cwd=tmp_path)
+    got = [json.loads(line) for line in (tmp_path / "got.jsonl").read_text().splitlines()]
+    import ner_zoo
+    from ner_zoo.cli.predict import jsonl_line, text_record
+
+    torch_tagger, want = ner_zoo.load(ckpt, device="cpu"), []  # what predict --model CKPT writes, in this process
+    for line in text.splitlines():
+        rec = text_record(line, "in.txt")
+        preds = torch_tagger.predict_sentences(rec.sentences)
+        want.append(json.loads(jsonl_line(rec, [p[0] for p in preds], [p[1] for p in preds])))
+    assert [r["pred_spans"] for r in got] == [r["pred_spans"] for r in want]
+    assert [[(e["text"], e["label"], e["start"]) for e in r["entities"]] for r in got] == \
+        [[(e["text"], e["label"], e["start"]) for e in r["entities"]] for r in want]
+    assert [x for r in got for x in r["pred_scores"]] == \
+        pytest.approx([x for r in want for x in r["pred_scores"]], abs=1e-4)
+    assert any(r["entities"] for r in want)
+    code = ("import json, sys, ner_zoo; t = ner_zoo.load(sys.argv[1]); ents = t(sys.stdin.read()); "
+            "print(json.dumps([[e.text, e.label, e.start, e.end, e.score] for e in ents])); "
+            "print(sorted(m for m in ('torch', 'lightning', 'pytorch_lightning', 'transformers') if m in sys.modules))")
+    out = run("-c", code, "m", stdin=TEXT, cwd=tmp_path).stdout.splitlines()
+    want = torch_tagger(TEXT)
+    assert [tuple(e[:4]) for e in json.loads(out[0])] == [(e.text, e.label, e.start, e.end) for e in want]
+    assert [e[4] for e in json.loads(out[0])] == pytest.approx([e.score for e in want], abs=1e-4)
+    assert out[1] == "[]"
+
+
+def test_document_context_is_the_text_of_the_call_only(bert_tagger):
+    """A tagger whose encoder reads neighbouring sentences takes them from the text of the same call: a short
+    text tagged after a long one scores as on a fresh tagger, in PyTorch and in onnxruntime."""
+    import ner_zoo
+    from ner_zoo.api.export import export
+    from ner_zoo.data.schema import Sentence
+
+    ckpt, folder = bert_tagger("crf")  # context 1
+    out = folder / "onnx-context"
+    if not out.exists():
+        export(ckpt, out, format="onnx")
+    short = "Mateo met Arjun Varga in Abu Dhabi."
+    for load in (lambda: ner_zoo.load(ckpt, device="cpu"), lambda: ner_zoo.load(out)):
+        used = load()
+        used(TEXT)  # four sentences of one document, indexed as context of that call
+        got, want = used(short), load()(short)
+        assert [(e.text, e.label) for e in got] == [(e.text, e.label) for e in want]
+        assert [e.score for e in got] == pytest.approx([e.score for e in want], abs=1e-7)
+        sentence = Sentence(short.split(), doc_id="text0", index=0)  # the id the first sentence of TEXT had
+        assert used.predict_sentences([sentence]) == load().predict_sentences([sentence])
+        used(TEXT)
+        kept = used.predict_sentences([sentence], keep_context=True)  # ner-zoo predict: a file, group by group
+        assert kept != load().predict_sentences([sentence])

@@ -59,6 +59,13 @@ def test_verdicts_say_sign_magnitude_and_stage():
         "sign unresolved at 5 epochs (paper: early stopping); smaller than the paper's")
     assert verdict(ci, 0.010, 5, Stage("early stopping", 35)) == (
         "same sign with early stopping (paper: 35 epochs); consistent with the paper's gain")
+    # a fixed budget against a paper trained to convergence: matched only when both arms plateaued there
+    assert verdict(ci, 0.010, 5, Stage(35.0, "early stopping", plateaued=True)) == "reproduced"
+    assert verdict(ci, 0.020, 5, Stage(35.0, None, plateaued=True)) == (
+        "same sign at 35 epochs, both arms plateaued (paper: to convergence); smaller than the paper's")
+    assert verdict(ci, 0.010, 5, Stage(35.0, "early stopping", plateaued=False)) == (
+        "same sign at 35 epochs (paper: early stopping); consistent with the paper's gain")
+    assert Stage(3.0, 35, plateaued=True).words() == "at 3/35 epochs"  # a counted schedule ignores plateaus
     # no paper number: the sign only
     assert (verdict(ci, None, 5), verdict(paired_ci(BASE, MODEL), None, 5), verdict(wide, None, 3)) == (
         "gain", "loss", "inconclusive")

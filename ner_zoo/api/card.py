@@ -76,6 +76,7 @@ def model_card(config: dict, rec: dict | None, source: Path) -> str:
     if config.get("runtime") == "onnx":
         lines[-1:-1] = ["- format: ONNX (`model.onnx`, the scoring network; decoded in numpy"
                         + (", CRF scores in `crf.json`" if config["onnx"].get("decoder") == "crf" else "")
+                        + (", the transformer's tokenizer in `tokenizer.json`" if config["onnx"].get("encoder") else "")
                         + "): needs `onnxruntime`, not torch"]
     if rec is None:
         lines += ["## Training", "", "No run record (`results.json`) was found next to the checkpoint: the data, "

@@ -8,6 +8,7 @@ The folder (the layout the Hugging Face Hub shows as a model repository)::
     model.safetensors    the weights (a transformer encoder's are in its own folder instead)
     encoder-N/           each transformer encoder, fine-tuned, as ``save_pretrained`` writes it (weights,
                          config, tokenizer); config.json records the id or path it started from
+                         (``--format onnx``: model.onnx and tokenizer.json instead, :mod:`ner_zoo.api.onnx`)
 
 Loading needs nothing but the folder: not the run folder, not the corpus, not the hub.
 """
@@ -92,10 +93,12 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
 
             runtime = {"runtime": "onnx", "onnx": write_onnx(model, tmp)}
         for k, ((name, enc), group) in enumerate(zip(encoders, groups)):
+            group["init_args"]["base_model"] = group["init_args"].get("model")
+            if format == "onnx":  # the weights are in the graph, the tokenizer in tokenizer.json
+                continue
             folder = f"encoder-{k}"
             enc.model.save_pretrained(tmp / folder)
             enc.tokenizer.save_pretrained(tmp / folder)
-            group["init_args"]["base_model"] = group["init_args"].get("model")
             group["init_args"]["model"] = f"./{folder}"  # relative to the exported folder
             skip.append(f"{name}.model.")
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()
@@ -106,7 +109,7 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
         config = {"ner_zoo_format": FORMAT, "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
                   "task": model.task, "labels": list(vocabs.labels or []), "tag_scheme": vocabs.scheme,
                   "hyper_parameters": hp, "encoders": [g["init_args"]["base_model"] for g in groups],
-                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups))], **runtime}
+                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups)) if format != "onnx"], **runtime}
         (tmp / "config.json").write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
         (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
         rec = find_record(Path(ckpt), record)

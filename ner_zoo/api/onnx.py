@@ -1,20 +1,21 @@
 """Taggers in ONNX: ``ner-zoo export CKPT --output DIR --format onnx`` and loading such a folder on onnxruntime.
 
-Only the scoring network (words and characters -> emission scores per token and tag) is exported; decoding
-runs here in numpy: Viterbi over the CRF's scores (``crf.json``), or argmax of a softmax tagger; entity
-scores are the CRF's forward-backward marginals (softmax probabilities), as :class:`ner_zoo.Tagger` gives.
-Loading and tagging import neither torch nor Lightning. The folder::
+Only the scoring network (words, characters and, with a transformer encoder, sub-word rows -> emission scores
+per token and tag) is exported; decoding runs here in numpy: Viterbi over the CRF's scores (``crf.json``), or
+argmax of a softmax tagger; entity scores are the CRF's forward-backward marginals (softmax probabilities), as
+:class:`ner_zoo.Tagger` gives. Loading and tagging import neither torch, Lightning nor transformers. The folder::
 
     README.md, config.json, vocabularies.json   as ``ner-zoo export`` writes them (config.json: "runtime": "onnx")
     model.onnx   inputs words [B, L] int64, chars [B, L, C] int64, mask [B, L] bool (batch, sentence length
-                 and word length are dynamic axes) -> emissions [B, L, T] float32
+                 and word length are dynamic axes), and with a transformer encoder its sub-word inputs
+                 (:mod:`ner_zoo.api.onnx_transformer`) -> emissions [B, L, T] float32
     crf.json     CRF taggers: start [T], transitions [T, T] (from, to) and end [T] scores; forbidden moves
                  of the tag scheme score -10000, as in training
+    tokenizer.json   with a transformer encoder: its fast tokenizer, run outside the graph with ``tokenizers``
 
-Exportable: the taggers whose emissions are a function of word and character ids (BiLSTM-CRF, PSA, HCR, MIN
-without a transformer encoder). A transformer encoder (TransformerTagger, or the "+BERT" options) is
-refused: its input is made in Python by the Hugging Face tokenizer (sub-words, windows of long sentences,
-document context), which would have to be re-implemented outside the graph.
+Exportable: the taggers (BiLSTM-CRF, PSA, HCR, MIN, TransformerTagger; HCR and MIN with or without their "+BERT"
+transformer) with at most one transformer encoder and no feature columns. Refused with one line: span models,
+feature columns, two transformer encoders, a word-level casing embedding.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def scoring_network(model) -> "torch.nn.Module":
 
 
 def check_exportable(model) -> None:
+    from ner_zoo.modules.token_encoder import TokenEncoder
     from ner_zoo.modules.transformer import TransformerEncoder
     from ner_zoo.training.tagger import SequenceTagger
 
@@ -70,43 +72,74 @@ def check_exportable(model) -> None:
     if not isinstance(model, SequenceTagger):
         raise CheckpointError(f"{name} is not a token tagger: --format onnx exports taggers (their emission scores); "
                               "export this model without --format")
-    if any(isinstance(m, TransformerEncoder) for m in model.modules()):
-        raise CheckpointError(f"{name} has a transformer encoder, whose input (sub-words, windows, context) is made "
-                              "in Python: --format onnx exports taggers on words and characters; export without "
-                              "--format")
+    if sum(isinstance(m, TransformerEncoder) for m in model.modules()) > 1:
+        raise CheckpointError(f"{name} has more than one transformer encoder; --format onnx exports taggers with "
+                              "at most one; export without --format")
+    if any(isinstance(m, TokenEncoder) and m.casing is not None for m in model.modules()):
+        raise CheckpointError(f"{name} has a word-level casing embedding (TokenEncoder casing_dim), which the ONNX "
+                              "graph does not take; export without --format")
     if model.vocabs.features:
         raise CheckpointError(f"{name} reads feature columns ({', '.join(model.vocabs.features)}), which the ONNX "
                               "graph does not take; export without --format")
 
 
-def _example(model, sentences: list[list[str]], known: slice):
-    """A batch of ``sentences`` with words of the model's vocabulary added (a size-1 axis, such as the one distinct
-    known word of a sentence of unknown words, would be traced as a broadcast and frozen)."""
+def transformer_encoder(model):
+    """The model's transformer encoder, or ``None``."""
+    from ner_zoo.modules.transformer import TransformerEncoder
+
+    return next((m for m in model.modules() if isinstance(m, TransformerEncoder)), None)
+
+
+def _example(model, sentences: list[list[str]], known: slice) -> list[list[str]]:
+    """``sentences`` with words of the model's vocabulary added (a size-1 axis, such as the one distinct known
+    word of a sentence of unknown words, would be traced as a broadcast and frozen)."""
     vocab = [w for w in model.vocabs.words.itos[2:60] if w and not any(c.isspace() for c in w)]
     extra = vocab[known]
-    rows = [list(t) + extra[k::len(sentences)] for k, t in enumerate(sentences)]
-    batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
-    return batch.words, batch.chars, batch.mask
+    return [list(t) + extra[k::len(sentences)] for k, t in enumerate(sentences)]
 
 
 def write_onnx(model, folder: Path, opset: int = 17) -> dict:
-    """Write ``model.onnx`` (and ``crf.json``) into ``folder``; check them on sentences of other lengths and batch
-    size than the traced ones (a shape frozen into the graph fails here); the ``onnx`` entry of config.json."""
+    """Write ``model.onnx`` (and ``crf.json``, ``tokenizer.json``) into ``folder``; check the graph, fed by this
+    module's runtime code, against the PyTorch model on sentences of other lengths and batch size than the traced
+    ones (a shape frozen into the graph fails here), a sentence longer than a transformer's window among them, with
+    document context when the encoder reads it; the ``onnx`` entry of config.json."""
     import warnings
 
+    import numpy as np
     import torch
 
     check_exportable(model)
     model = model.cpu().eval()
-    net = scoring_network(model)
-    inputs = _example(model, TRACE_EXAMPLE, slice(0, 5))
+    encoder, spec = transformer_encoder(model), None
     names = ["words", "chars", "mask"]
     axes = {"words": {0: "batch", 1: "length"}, "chars": {0: "batch", 1: "length", 2: "word_length"},
             "mask": {0: "batch", 1: "length"}, "emissions": {0: "batch", 1: "length"}}
+    subwords = None
+    if encoder is None:
+        net = scoring_network(model)
+    else:
+        from ner_zoo.api import onnx_transformer as ot
+
+        ot.write_tokenizer(encoder, folder)
+        spec = ot.encoder_spec(encoder)
+        subwords = ot.SubwordInputs(folder, spec)
+        net = ot.scoring_network(model, encoder)
+        names += ot.INPUTS + (["casing"] if spec["casing"] else [])
+        axes.update({"input_ids": {0: "rows", 1: "row_length"}, "attention_mask": {0: "rows", 1: "row_length"},
+                     "word_subwords": {0: "batch", 1: "length", 2: "subwords"}, "casing": {0: "batch", 1: "length"}})
+    vocabs = model.vocabs
+
+    def feeds(rows, left=None, right=None) -> dict:
+        out = dict(zip(["words", "chars", "mask"], collate(vocabs.words, vocabs.chars, rows)))
+        return {**out, **(subwords(rows, left, right) if subwords is not None else {})}
+
+    trace = feeds(_example(model, TRACE_EXAMPLE, slice(0, 5)))
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer warnings on Python-side checks (all inputs are valid batches)
-        torch.onnx.export(net, inputs, str(folder / "model.onnx"), dynamo=False, input_names=names,
-                          output_names=["emissions"], dynamic_axes=axes, opset_version=opset)
+        torch.onnx.export(net, tuple(torch.from_numpy(trace[k]) for k in names), str(folder / "model.onnx"),
+                          dynamo=False, input_names=names, output_names=["emissions"],
+                          dynamic_axes={k: v for k, v in axes.items() if k in names + ["emissions"]},
+                          opset_version=opset)
     crf = model.crf
     if crf is not None:
         from ner_zoo.modules.crf import NEG
@@ -118,18 +151,50 @@ def write_onnx(model, folder: Path, opset: int = 17) -> dict:
             end = end.masked_fill(~crf.allowed_end, NEG)
         scores = {"start": start.tolist(), "transitions": trans.tolist(), "end": end.tolist()}
         (folder / "crf.json").write_text(json.dumps(scores) + "\n")
-    check = _example(model, CHECK_EXAMPLE, slice(5, 20))
-    with torch.no_grad():
-        want = net(*check).numpy()
-    got = OnnxModel.session_for(folder / "model.onnx", "cpu").run(
-        None, {k: v.numpy() for k, v in zip(names, check)})[0]
-    import numpy as np
-
+    rows = _example(model, CHECK_EXAMPLE, slice(5, 20))
+    if encoder is not None:  # and a sentence longer than the window: sub-word windows
+        words = [w for r in rows for w in r]
+        rows.insert(1, [words[i % len(words)] for i in range(encoder.budget + 7)])
+    sentences = [Sentence(r, doc_id="check", index=i) for i, r in enumerate(rows)]
+    left = right = None
+    saved = encoder.documents if encoder is not None else None
+    try:
+        if encoder is not None and encoder.context > 0:  # the check sentences are one document, in both runtimes
+            encoder.documents = type(saved)(sentences)
+            subwords.documents.add(sentences)
+            left, right = subwords.neighbours(sentences)
+        with torch.no_grad():
+            want = model.emissions(model.collate(list(enumerate(sentences)))).float().numpy()
+    finally:
+        if encoder is not None:
+            encoder.documents = saved
+    session = OnnxModel.session_for(folder / "model.onnx", "cpu")
+    check = feeds(rows, left, right)
+    got = session.run(None, {i.name: check[i.name] for i in session.get_inputs()})[0]
     if got.shape != want.shape or not np.allclose(got, want, atol=1e-4, rtol=1e-4):
         raise CheckpointError(f"{type(model).__name__}: the ONNX graph does not reproduce the emissions on a batch of "
-                              "other shapes than the traced one (a data-dependent shape was frozen); not exported")
-    return {"file": "model.onnx", "opset": opset, "inputs": names, "outputs": ["emissions"],
-            "decoder": "crf" if crf is not None else "softmax", "tags": list(model.vocabs.tags.itos)}
+                              "other shapes than the traced one (a data-dependent shape was frozen, or the inputs "
+                              "are made differently outside the graph); not exported")
+    return {"file": "model.onnx", "opset": opset, "inputs": [i.name for i in session.get_inputs()],
+            "outputs": ["emissions"], "decoder": "crf" if crf is not None else "softmax",
+            "tags": list(model.vocabs.tags.itos), **({"encoder": spec} if spec is not None else {})}
+
+
+def collate(words_vocab, chars_vocab, rows: Sequence[Sequence[str]]):
+    """``(words [B, L], chars [B, L, C], mask [B, L])`` as numpy arrays, as the PyTorch collator pads them."""
+    import numpy as np
+
+    lmax, cmax = max(len(r) for r in rows), max(len(t) for r in rows for t in r)
+    words = np.zeros((len(rows), lmax), dtype=np.int64)
+    chars = np.zeros((len(rows), lmax, cmax), dtype=np.int64)
+    mask = np.zeros((len(rows), lmax), dtype=bool)
+    get = chars_vocab.stoi.get
+    for b, r in enumerate(rows):
+        words[b, : len(r)] = words_vocab.lookup_indices(list(r))
+        mask[b, : len(r)] = True
+        for i, tok in enumerate(r):
+            chars[b, i, : len(tok)] = [get(c, 1) for c in tok]
+    return words, chars, mask
 
 
 # runtime (numpy + onnxruntime) -----------------------------------------------------------------------------------
@@ -197,6 +262,11 @@ class OnnxModel:
         if (folder / "crf.json").is_file():
             crf = json.loads((folder / "crf.json").read_text())
             self.crf = tuple(np.asarray(crf[k], dtype=np.float64) for k in ("start", "transitions", "end"))
+        self.subwords = None  # a transformer encoder's inputs (onnx_transformer.py)
+        if config.get("onnx", {}).get("encoder"):
+            from ner_zoo.api.onnx_transformer import SubwordInputs
+
+            self.subwords = SubwordInputs(folder, config["onnx"]["encoder"])
         self.device = "cpu"
         self.to(device)
 
@@ -222,40 +292,29 @@ class OnnxModel:
             device = "cuda" if "CUDAExecutionProvider" in ort.get_available_providers() else "cpu"
         self.device = str(device)
         self.session = self.session_for(self.folder / "model.onnx", self.device)
+        self.input_names = [i.name for i in self.session.get_inputs()]
         return self
 
     def context_encoders(self) -> list:
         return []
 
-    def collate(self, rows: Sequence[Sequence[str]]):
-        """``(words [B, L], chars [B, L, C], mask [B, L])`` as numpy arrays, as the PyTorch collator pads them."""
-        import numpy as np
+    def emissions(self, rows: Sequence[Sequence[str]], left: Sequence[Sequence[str]] | None = None,
+                  right: Sequence[Sequence[str]] | None = None) -> "np.ndarray":
+        """Emission scores ``[B, L, T]`` (float32) of token rows (with context words per row: ``left``/``right``)."""
+        feeds = dict(zip(["words", "chars", "mask"], collate(self.words, self.chars, rows)))
+        if self.subwords is not None:
+            feeds.update(self.subwords(rows, left, right))
+        return self.session.run(None, {k: feeds[k] for k in self.input_names})[0]
 
-        lmax, cmax = max(len(r) for r in rows), max(len(t) for r in rows for t in r)
-        words = np.zeros((len(rows), lmax), dtype=np.int64)
-        chars = np.zeros((len(rows), lmax, cmax), dtype=np.int64)
-        mask = np.zeros((len(rows), lmax), dtype=bool)
-        get = self.chars.stoi.get
-        for b, r in enumerate(rows):
-            words[b, : len(r)] = self.words.lookup_indices(list(r))
-            mask[b, : len(r)] = True
-            for i, tok in enumerate(r):
-                chars[b, i, : len(tok)] = [get(c, 1) for c in tok]
-        return words, chars, mask
-
-    def emissions(self, rows: Sequence[Sequence[str]]) -> "np.ndarray":
-        """Emission scores ``[B, L, T]`` (float32) of token rows."""
-        words, chars, mask = self.collate(rows)
-        return self.session.run(None, {"words": words, "chars": chars, "mask": mask})[0]
-
-    def decode(self, rows: Sequence[Sequence[str]]) -> list[tuple[list, list[float] | None]]:
+    def decode(self, rows: Sequence[Sequence[str]], left: Sequence[Sequence[str]] | None = None,
+               right: Sequence[Sequence[str]] | None = None) -> list[tuple[list, list[float] | None]]:
         """Per row, ``(spans, scores)`` (POS: ``(tags, None)``): Viterbi and marginals, or argmax and softmax."""
         import numpy as np
 
         from ner_zoo.data.tagging import tags_to_spans
 
         out = []
-        for row, em in zip(rows, self.emissions(rows)):
+        for row, em in zip(rows, self.emissions(rows, left, right)):
             em = em[: len(row)].astype(np.float64)
             if self.crf is not None:
                 ids = viterbi(em, *self.crf)
@@ -303,11 +362,21 @@ class OnnxTagger(Tagger):
         self.model.to(device)
         return self
 
-    def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
+    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False
+                          ) -> list[tuple[list[Span], list[float] | None]]:
+        """As :meth:`ner_zoo.Tagger.predict_sentences` (document context: these sentences, or with
+        ``keep_context`` also those of earlier calls)."""
         out: list = [([], []) for _ in sentences]
         todo = sorted((i for i, s in enumerate(sentences) if len(s.tokens)), key=lambda i: len(sentences[i].tokens))
+        subwords = self.model.subwords
+        if subwords is not None and subwords.context > 0:  # the sentences are their own document context, as in
+            if not keep_context:  # the PyTorch Tagger
+                subwords.documents = type(subwords.documents)()
+            subwords.documents.add([sentences[i] for i in todo])
         for lo in range(0, len(todo), self.batch_size):
-            chunk = todo[lo: lo + self.batch_size]
-            for i, got in zip(chunk, self.model.decode([sentences[i].tokens for i in chunk])):
+            chunk = [sentences[i] for i in todo[lo: lo + self.batch_size]]
+            left, right = subwords.neighbours(chunk) if subwords is not None else (None, None)
+            for i, got in zip(todo[lo: lo + self.batch_size],
+                              self.model.decode([s.tokens for s in chunk], left, right)):
                 out[i] = got
         return out

@@ -104,14 +104,18 @@ class Tagger:
         return self
 
     # prediction ---------------------------------------------------------------------------------------------
-    def predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
-        """``(spans, scores)`` per sentence, in input order (empty sentences give no spans)."""
+    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False
+                          ) -> list[tuple[list[Span], list[float] | None]]:
+        """``(spans, scores)`` per sentence, in input order (empty sentences give no spans). An encoder that reads
+        neighbouring sentences of a document finds them among ``sentences`` only, or, with ``keep_context``, also
+        among those of earlier calls (``ner-zoo predict`` tags a file group by group)."""
         from ner_zoo.api.light import attached
 
         with attached(self._modules):  # the model's lazy imports see what it was loaded under
-            return self._predict_sentences(sentences)
+            return self._predict_sentences(sentences, keep_context)
 
-    def _predict_sentences(self, sentences: Sequence[Sentence]) -> list[tuple[list[Span], list[float] | None]]:
+    def _predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool
+                           ) -> list[tuple[list[Span], list[float] | None]]:
         import torch
 
         model = self.model
@@ -120,7 +124,7 @@ class Tagger:
         if not todo:
             return out
         if model.context_encoders():  # the sentences are their own document context (as predict does)
-            model.add_context([s for _, s in todo])
+            model.add_context([s for _, s in todo], replace=not keep_context)
         # sorted by what a batch costs (less padding): words, or what the model says (a transformer's sub-words)
         costs = getattr(model, "bucket_lengths", None)
         lengths = costs([s for _, s in todo]) if costs is not None else [len(s.tokens) for _, s in todo]

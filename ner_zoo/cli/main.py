@@ -50,6 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int | None:
     debug = os.environ.get("NER_ZOO_DEBUG", "") not in ("", "0") or "--debug" in args
     args = [a for a in args if a != "--debug"]
     previous = _install_sigterm()
+    from ner_zoo.api import light
+
+    stand_ins_before = light.active()
     try:
         return run(args, argv is None and "--debug" not in sys.argv)
     except (NerZooError, OSError) as e:
@@ -80,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int | None:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if light.active() and not stand_ins_before:  # called from Python: a later import gets the real Lightning
+            light.remove()
 
 
 def _install_sigterm():

@@ -354,7 +354,7 @@ def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labe
     n = 0
     for group in chunks(recs, batch_size if flush else batch_size * GROUP_BATCHES):
         sents = [s for r in group for s in r.sentences]
-        results = iter(tagger.predict_sentences(without_gold(sents, tag_column)))
+        results = iter(tagger.predict_sentences(without_gold(sents, tag_column), keep_context=True))
         for rec in group:
             got = [next(results) for _ in rec.sentences]
             preds, scores = [g[0] for g in got], [g[1] for g in got]

@@ -1,47 +1,30 @@
-"""Shared, tested neural building blocks (taggers, span models, encoders)."""
+"""Shared, tested neural building blocks (taggers, span models, encoders).
 
-from ner_zoo.modules.biaffine import Biaffine
-from ner_zoo.modules.char_encoders import CharBiLSTM, CharCNN
-from ner_zoo.modules.crf import LinearChainCRF, paths_to_lists
-from ner_zoo.modules.embeddings import (
-    CasingEmbedding,
-    CharEncoderFactory,
-    FeatureEmbedding,
-    PretrainedStats,
-    WordEmbedding,
-    casing_ids,
-    pretrained_matrix,
-)
-from ner_zoo.modules.precision import autocast_off, fp32, to_fp32
-from ner_zoo.modules.intnet import IntNet
-from ner_zoo.modules.memory import KeyValueTokenMemory
-from ner_zoo.modules.rnn import BiLSTMEncoder
-from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.modules.transformer import DocumentContext, EncoderOutput, ScalarMix, TransformerEncoder, set_dropout
+Names are imported on first use, so that the torch-free modules here (:mod:`ner_zoo.modules.subwords`,
+:mod:`ner_zoo.modules.casing`: what an ONNX tagger runs without torch) can be imported without torch.
+"""
 
-__all__ = [
-    "Biaffine",
-    "DocumentContext",
-    "EncoderOutput",
-    "IntNet",
-    "KeyValueTokenMemory",
-    "ScalarMix",
-    "TransformerEncoder",
-    "BiLSTMEncoder",
-    "CasingEmbedding",
-    "CharBiLSTM",
-    "CharCNN",
-    "FeatureEmbedding",
-    "LinearChainCRF",
-    "PretrainedStats",
-    "TokenEncoder",
-    "WordEmbedding",
-    "CharEncoderFactory",
-    "set_dropout",
-    "autocast_off",
-    "casing_ids",
-    "fp32",
-    "paths_to_lists",
-    "pretrained_matrix",
-    "to_fp32",
-]
+import importlib
+
+_WHERE = {
+    "Biaffine": "biaffine",
+    "CharBiLSTM": "char_encoders", "CharCNN": "char_encoders",
+    "LinearChainCRF": "crf", "paths_to_lists": "crf",
+    "CasingEmbedding": "embeddings", "CharEncoderFactory": "embeddings", "FeatureEmbedding": "embeddings",
+    "PretrainedStats": "embeddings", "WordEmbedding": "embeddings", "casing_ids": "embeddings",
+    "pretrained_matrix": "embeddings",
+    "autocast_off": "precision", "fp32": "precision", "to_fp32": "precision",
+    "IntNet": "intnet",
+    "KeyValueTokenMemory": "memory",
+    "BiLSTMEncoder": "rnn",
+    "TokenEncoder": "token_encoder",
+    "DocumentContext": "transformer", "EncoderOutput": "transformer", "ScalarMix": "transformer",
+    "TransformerEncoder": "transformer", "set_dropout": "transformer",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"ner_zoo.modules.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'ner_zoo.modules' has no attribute {name!r}")

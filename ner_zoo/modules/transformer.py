@@ -5,7 +5,8 @@ Words are tokenised with the model's fast tokenizer (``is_split_into_words=True`
 gets the unknown token) and at most ``max_subwords_per_word``. One model input is
 ``[CLS] left-context target right-context [SEP]``: the context is trimmed symmetrically, the target never.
 A target longer than the model maximum is split into overlapping windows (then without context); each
-sub-word takes its state from the window where it is most central. Sub-words are pooled to words (first /
+sub-word takes its state from the window where it is most central (this index work is torch-free, in
+:mod:`ner_zoo.modules.subwords`, which the ONNX export runs too). Sub-words are pooled to words (first /
 mean / max) with scatter operations in fp32, so the result is safe under bf16/fp16 autocast.
 
 Models call :meth:`TransformerEncoder.encode_sentences` (or ``forward`` on sentences): it adds each sentence's
@@ -25,6 +26,7 @@ from typing import Literal, Sequence
 import torch
 from torch import nn
 
+from ner_zoo.modules.subwords import DocumentContext, Layout, align, plan_rows
 from ner_zoo.errors import CheckpointError, ResourceError, check_choices
 from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
 
@@ -97,48 +99,6 @@ class EncoderOutput:
     word_end: torch.Tensor
     hidden_states: tuple[torch.Tensor, ...] | None = None
     subword_casing: torch.Tensor | None = None
-
-
-class DocumentContext:
-    """Neighbouring sentences of the same document and split, looked up by ``(split, doc_id, index)``.
-
-    Keying by split means a training sentence never gets a dev or test sentence as context, even when two
-    files reuse a document id (the ACE files all use ``doc_key`` 0).
-
-    Args:
-        sentences: sentences of any splits (objects with ``tokens``, ``doc_id``, ``index`` and optionally
-            ``split``).
-    """
-
-    def __init__(self, sentences: Sequence = ()):
-        self.tokens: dict[tuple[str | None, str, int], list[str]] = {}
-        self.add(sentences)
-
-    @staticmethod
-    def key(s, offset: int = 0) -> tuple[str | None, str, int]:
-        return getattr(s, "split", None), s.doc_id, s.index + offset
-
-    def add(self, sentences: Sequence) -> None:
-        for s in sentences:
-            if s.doc_id is not None:
-                self.tokens[self.key(s)] = list(s.tokens)
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    def get(self, sentences: Sequence, k: int) -> tuple[list[list[str]], list[list[str]]]:
-        """Per sentence, the tokens of up to ``k`` preceding and ``k`` following sentences of its document."""
-        left, right = [], []
-        for s in sentences:
-            if s.doc_id is None or k <= 0:
-                left.append([]), right.append([])
-                continue
-            left.append(self._join(s, range(-k, 0)))
-            right.append(self._join(s, range(1, k + 1)))
-        return left, right
-
-    def _join(self, s, offsets: range) -> list[str]:
-        return [t for o in offsets for t in self.tokens.get(self.key(s, o), [])]
 
 
 class ScalarMix(nn.Module):
@@ -245,77 +205,21 @@ class TransformerEncoder(nn.Module):
         return self
 
     # alignment ---------------------------------------------------------------------------------------
-    def _subwords(self, sequences: list[list[str]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Flat sub-word ids, global word index and rank inside the word, sorted by word; cap and fallback applied."""
-        enc = self.tokenizer(sequences, is_split_into_words=True, add_special_tokens=False, verbose=False)
-        ids = torch.tensor([i for row in enc["input_ids"] for i in row], dtype=torch.long)
-        n_words = torch.tensor([len(s) for s in sequences])
-        offsets = torch.cumsum(n_words, 0) - n_words
-        word = torch.tensor([w for b in range(len(sequences)) for w in enc.word_ids(b)], dtype=torch.long)
-        seq = torch.repeat_interleave(torch.arange(len(sequences)), torch.tensor([len(r) for r in enc["input_ids"]]))
-        gw = offsets[seq] + word
-        new = torch.ones_like(gw, dtype=torch.bool)
-        new[1:] = gw[1:] != gw[:-1]
-        run = torch.cumsum(new, 0) - 1
-        rank = torch.arange(len(gw)) - new.nonzero().squeeze(1)[run]
-        keep = rank < self.cap
-        ids, gw, rank = ids[keep], gw[keep], rank[keep]
-        missing = (torch.bincount(gw, minlength=int(n_words.sum())) == 0).nonzero().squeeze(1)
-        ids = torch.cat([ids, torch.full_like(missing, self.unk_id)])
-        gw, rank = torch.cat([gw, missing]), torch.cat([rank, torch.zeros_like(missing)])
-        order = torch.argsort(gw * self.cap + rank, stable=True)
-        return ids[order], gw[order], rank[order]
+    @property
+    def layout(self) -> Layout:
+        """The constants of this encoder's model rows (:mod:`ner_zoo.modules.subwords`)."""
+        return Layout(tuple(self.prefix), tuple(self.suffix), self.unk_id, self.cap, self.budget, self.stride)
 
-    def _plan(self, n_sub: torch.Tensor) -> list[tuple[int, int, int]]:
+    def _plan(self, n_sub) -> list[tuple[int, int, int]]:
         """Model rows as ``(sequence, first sub-word, width)`` from per-sequence left/target/right counts."""
-        rows = []
-        for b, (nl, nt, nr) in enumerate(n_sub.tolist()):
-            if nt <= self.budget:
-                room = self.budget - nt
-                kl = min(nl, room // 2)
-                kr = min(nr, room - kl)
-                kl = min(nl, room - kr)
-                rows.append((b, nl - kl, kl + nt + kr))
-            else:  # windows over the target alone
-                starts = list(range(0, nt - self.budget, self.stride)) + [nt - self.budget]
-                rows += [(b, nl + s, self.budget) for s in starts]
-        return rows
+        return plan_rows(n_sub, self.budget, self.stride)
 
     def _align(self, sentences: list[list[str]], left: list[list[str]], right: list[list[str]]) -> "_Alignment":
-        """All index work on the CPU: model rows, the row/column each target sub-word is read from, words."""
-        bsz = len(sentences)
-        full = [list(a) + list(s) + list(c) for a, s, c in zip(left, sentences, right)]
-        ids, gw, rank = self._subwords(full)
-        # segment of each sub-word: 0 left context, 1 target, 2 right context
-        n_words = torch.tensor([len(s) for s in full])
-        seq = torch.bucketize(gw, torch.cumsum(n_words, 0), right=True)
-        word = gw - (torch.cumsum(n_words, 0) - n_words)[seq]
-        nl_words, nt_words = torch.tensor([len(a) for a in left]), torch.tensor([len(s) for s in sentences])
-        segment = (word >= nl_words[seq]).long() + (word >= (nl_words + nt_words)[seq]).long()
-        n_sub = torch.bincount(seq * 3 + segment, minlength=3 * bsz).view(bsz, 3)
-        s_off = torch.cumsum(n_sub.sum(1), 0) - n_sub.sum(1)
-
-        # model rows; each target sub-word is read from the row where it is most central (ties: first row)
-        rows = self._plan(n_sub)
-        r_seq, r_start, r_width = (torch.tensor(c) for c in zip(*rows))
-        row_of = torch.repeat_interleave(torch.arange(len(rows)), r_width)
-        j = torch.arange(len(row_of)) - (torch.cumsum(r_width, 0) - r_width)[row_of]  # position in the row
-        flat = (s_off[r_seq] + r_start)[row_of] + j  # index into the flat sub-word arrays
-        centrality = torch.minimum(j, r_width[row_of] - 1 - j)
-        key = centrality * (len(rows) + 1) - row_of
-        tgt = segment[flat] == 1
-        key, flat_t, row_t, j_t = key[tgt], flat[tgt], row_of[tgt], j[tgt]
-        best = torch.full((len(ids),), -(2 ** 62), dtype=torch.long).scatter_reduce(0, flat_t, key, "amax")
-        win = key == best[flat_t]
-        order = torch.argsort(flat_t[win])  # back to word order
-        flat_t, src_row, src_col = flat_t[win][order], row_t[win][order], j_t[win][order] + len(self.prefix)
-
-        t_seq, nt_sub = seq[flat_t], n_sub[:, 1]
-        t_word = word[flat_t] - nl_words[t_seq]
-        return _Alignment(input_ids=self._rows(ids[flat], r_width), src_row=src_row, src_col=src_col,
-                          seq=t_seq, pos=torch.arange(len(flat_t)) - (torch.cumsum(nt_sub, 0) - nt_sub)[t_seq],
-                          word=t_word, word_index=(torch.cumsum(nt_words, 0) - nt_words)[t_seq] + t_word,
-                          first=rank[flat_t] == 0, n_words=nt_words, n_sub=nt_sub)
+        """All index work on the CPU (:func:`ner_zoo.modules.subwords.align`, which the ONNX tagger runs too)."""
+        a = align(self.tokenizer.backend_tokenizer, self.layout, sentences, left, right)
+        t = {k: torch.from_numpy(getattr(a, k)) for k in ("input_ids", "src_row", "src_col", "seq", "pos", "word",
+                                                           "word_index", "n_words", "n_sub")}
+        return _Alignment(**t, first=torch.from_numpy(a.first))
 
     def encode(self, sentences: list[list[str]], device: torch.device | str | None = None,
                left: list[list[str]] | None = None, right: list[list[str]] | None = None,
@@ -398,10 +302,12 @@ class TransformerEncoder(nn.Module):
         return [len(row) for row in enc["input_ids"]]
 
     # document context ----------------------------------------------------------------------------------
-    def add_documents(self, sentences: Sequence) -> None:
-        """Index ``sentences`` (``tokens``, ``doc_id``, ``index``, ``split``) as document context; a no-op when
-        ``context`` is 0."""
+    def add_documents(self, sentences: Sequence, replace: bool = False) -> None:
+        """Index ``sentences`` (``tokens``, ``doc_id``, ``index``, ``split``) as document context, in place of
+        those indexed before when ``replace``; a no-op when ``context`` is 0."""
         if self.context > 0:
+            if replace:
+                self.documents = DocumentContext()
             self.documents.add(sentences)
 
     def neighbours(self, sentences: Sequence) -> tuple[list | None, list | None]:
@@ -433,12 +339,6 @@ class TransformerEncoder(nn.Module):
         return out.word_states, out.word_mask
 
     # helpers -----------------------------------------------------------------------------------------
-    def _rows(self, ids: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
-        """``prefix + ids[row] + suffix`` per row, padded with -1."""
-        pre, suf = torch.tensor(self.prefix, dtype=torch.long), torch.tensor(self.suffix, dtype=torch.long)
-        parts = [torch.cat([pre, chunk, suf]) for chunk in torch.split(ids, widths.tolist())]
-        return nn.utils.rnn.pad_sequence(parts, batch_first=True, padding_value=-1)
-
     def _mix(self, layers: tuple[torch.Tensor, ...]) -> torch.Tensor:
         spec = self.layers
         if spec == "last":

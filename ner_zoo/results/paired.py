@@ -27,6 +27,7 @@ from ner_zoo.results.table import (data_split, fmt as _fmt, is_partial, label as
                                    markdown_table as _markdown_table, overlays as _overlays, paper_results,
                                    score as _score, section as _section, split_cell, test_size_note, trained_epochs,
                                    variant as _variant)
+from ner_zoo.results.curves import dev_curve, plateau
 from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
 from ner_zoo.results.fields import config_hash, decode_sentence_counts
 
@@ -120,10 +121,16 @@ def _schedule(paper: dict | None) -> int | str | None:
     return None if paper is None else paper.get("epochs")
 
 
-def _stage(epochs: list, paper: dict | None) -> Stage:
+def _stage(epochs: list, paper: dict | None, pairs: list[tuple[dict, dict]]) -> Stage:
+    """The stage of a row; a fixed budget against a paper that trained to convergence is checked for a plateau
+    of both arms' dev curves (:mod:`ner_zoo.results.curves`)."""
     values = {e for e in epochs}
     ours = values.pop() if len(values) == 1 else None
-    return Stage(ours, _schedule(paper))
+    stage = Stage(ours, _schedule(paper))
+    if stage.to_convergence and isinstance(ours, (int, float)):
+        plateaued = all(plateau([dev_curve(pair[i]) for pair in pairs]).ok for i in (0, 1))
+        stage = Stage(ours, stage.paper, plateaued)
+    return stage
 
 
 def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list[dict]:
@@ -176,7 +183,7 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 "bootstrap 95% CI": bootstrap_cell(pairs),
                 "paper gain": "" if gain is None else f"{gain:+.2f}",
                 "p": "" if math.isnan(p) else _p(p), "Holm p": "",
-                "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm)), "left out": "; ".join(left),
+                "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm, pairs)), "left out": "; ".join(left),
                 "recipe": recipe,
                 # for the Holm column and the figure; not printed (underscored keys)
                 "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),

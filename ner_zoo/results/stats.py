@@ -135,8 +135,9 @@ VERDICT_RULE = (
     "(*consistent with the paper's gain*), above it (*smaller than the paper's*: our CI lies entirely below the "
     "paper's gain) or below it (*larger than the paper's*). *Stage*: the epochs both arms trained against the "
     "paper's schedule (`paper_results.yaml`, `epochs`, with its source), e.g. *at 1/35 epochs*; papers that "
-    "train to convergence without an epoch count (early stopping, or none stated) are matched only by arms "
-    "stopped early on dev. A row is *reproduced* only when the sign is the same, the magnitude consistent and "
+    "train to convergence without an epoch count (early stopping, or none stated) are matched by arms "
+    "stopped early on dev, or by a fixed budget at which both arms have plateaued (the plateau rule under "
+    "*Training curves*). A row is *reproduced* only when the sign is the same, the magnitude consistent and "
     "the arms trained the paper's schedule; *contradicted* when the sign is opposite at the paper's schedule; "
     "otherwise the words say what holds (\"same sign at 1/35 epochs; smaller than the paper's\"). Rows without a "
     "paper number give the sign only (*gain*, *loss*, *inconclusive*). Fewer seeds than the protocol's are "
@@ -150,17 +151,26 @@ class Stage:
     """How far both arms trained against the paper's schedule.
 
     ``ours``: epochs trained (a number) or ``"early stopping"``; ``paper``: the paper's epoch count, or
-    ``"early stopping"`` / None (trained to convergence, no count stated)."""
+    ``"early stopping"`` / None (trained to convergence, no count stated); ``plateaued``: both arms' dev curves
+    passed the plateau check at ``ours`` epochs (:mod:`ner_zoo.results.curves`), which matches a paper that
+    trained to convergence."""
     ours: float | str | None
     paper: int | str | None
+    plateaued: bool = False
+
+    @property
+    def to_convergence(self) -> bool:
+        return self.paper is None or self.paper == "early stopping"
 
     @property
     def at_schedule(self) -> bool:
-        if self.paper is None or self.paper == "early stopping":
-            return self.ours == "early stopping"
+        if self.to_convergence:
+            return self.ours == "early stopping" or (isinstance(self.ours, (int, float)) and self.plateaued)
         return isinstance(self.ours, (int, float)) and self.ours >= self.paper
 
     def words(self) -> str:
+        if self.at_schedule and self.to_convergence and self.ours != "early stopping":
+            return f"at {_num(self.ours)} epochs, both arms plateaued (paper: to convergence)"
         if self.at_schedule:
             return "at the paper's schedule"
         if self.ours is None:

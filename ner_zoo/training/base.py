@@ -106,14 +106,14 @@ class NERModule(pl.LightningModule):
         """This model's transformer encoders that read neighbouring sentences (``context > 0``)."""
         return [m for m in self.modules() if isinstance(m, TransformerEncoder) and m.context > 0]
 
-    def add_context(self, sentences: Iterable[Sentence]) -> None:
-        """Index ``sentences`` as document context of the encoders that read it (a no-op, reading nothing,
-        for models without)."""
+    def add_context(self, sentences: Iterable[Sentence], replace: bool = False) -> None:
+        """Index ``sentences`` as document context of the encoders that read it, in place of those indexed
+        before when ``replace`` (a no-op, reading nothing, for models without)."""
         encoders = self.context_encoders()
         if encoders:
             sentences = list(sentences)
             for encoder in encoders:
-                encoder.add_documents(sentences)
+                encoder.add_documents(sentences, replace=replace)
 
     def on_predict_start(self) -> None:
         if self.context_encoders():  # the sentences to predict are their own document context
