@@ -42,6 +42,7 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.cli.config_checks import check_config, check_yaml_files
 from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_configs, run_identity
+from ner_zoo.cli.progress_bar import calm_default_progress_bar
 from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
                                        yaml_syntax_line)
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
@@ -188,6 +189,7 @@ class NERZooCLI(LightningCLI):
             raise ConfigError(reason)
         built = getattr(self, "trainer", None)
         if built is not None:
+            calm_default_progress_bar(built, trainer.get("callbacks"))  # 10 redraws a second, not 100
             _name_checkpoint_errors(built.strategy.checkpoint_io)
             checkpoint_checks.name_load_errors(built.strategy)
             for callback in built.callbacks:

@@ -21,5 +21,7 @@ class Dropout(nn.Dropout):
             return super().forward(x)
         if self.p == 1.0:
             return x * 0.0
-        keep = torch.rand(x.shape) >= self.p  # float32 draws whatever x's dtype (bf16 draws are coarse)
-        return x * keep.to(x.dtype).mul_(1.0 / (1.0 - self.p))
+        draws = torch.rand(x.shape)  # float32 whatever x's dtype (bf16 draws are coarse)
+        if x.dtype == torch.float32:  # the draws become the scaled mask in place (1 or 0 from ge_, times the scale)
+            return x * draws.ge_(self.p).mul_(1.0 / (1.0 - self.p))
+        return x * (draws >= self.p).to(x.dtype).mul_(1.0 / (1.0 - self.p))

@@ -25,7 +25,19 @@ def reverse_padded(x: torch.Tensor, lengths: torch.Tensor, index: torch.Tensor |
     """
     if index is None:
         index = reverse_index(lengths, x.shape[1], x.device)
-    return x.gather(1, index.view(*index.shape, *([1] * (x.dim() - 2))).expand_as(x))
+    return _reverser(index)(x)
+
+
+def _reverser(index: torch.Tensor):
+    """``x -> x`` with the steps of each row moved to ``index [B, L]`` (:func:`reverse_index`). One ``index_select``
+    over the ``[B * L, ...]`` view: on CPU 2-3x faster forward and backward than the equivalent ``gather``, whose
+    backward scatters element by element; the same values, since both only move them. Traced (ONNX export):
+    the ``gather``, which keeps the graph free of the batch shape."""
+    if torch.jit.is_tracing():
+        return lambda x: x.gather(1, index.view(*index.shape, *([1] * (x.dim() - 2))).expand_as(x))
+    B, L = index.shape
+    flat = (index + torch.arange(0, B * L, L, device=index.device).unsqueeze(1)).view(-1)
+    return lambda x: x.reshape(B * L, *x.shape[2:]).index_select(0, flat).view(x.shape)
 
 
 def _direction(lstm: nn.LSTM, layer: int, reverse: bool) -> list[torch.Tensor]:
@@ -49,16 +61,42 @@ def bilstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tenso
         return pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
     B, H = x.shape[0], lstm.hidden_size
     zeros = x.new_zeros(1, B, H)
-    index = reverse_index(lengths, x.shape[1], x.device)  # the same for every layer, both ways
+    reverse = _reverser(reverse_index(lengths, x.shape[1], x.device))  # the same for every layer, both ways
     for layer in range(lstm.num_layers):
         if layer > 0 and lstm.dropout > 0 and lstm.training:
             x = nn.functional.dropout(x, lstm.dropout, training=True)
-        fwd = torch.lstm(x, (zeros, zeros), _direction(lstm, layer, False), lstm.bias, 1, 0.0, lstm.training,
-                         False, True)[0]
-        bwd = torch.lstm(reverse_padded(x, lengths, index), (zeros, zeros), _direction(lstm, layer, True), lstm.bias,
-                         1, 0.0, lstm.training, False, True)[0]
-        x = torch.cat([fwd, reverse_padded(bwd, lengths, index)], 2)
+        fwd, bwd = _directions(lstm, layer, x, reverse, zeros)
+        x = torch.cat([fwd, reverse(bwd)], 2)
     return x
+
+
+def _directions(lstm: nn.LSTM, layer: int, x: torch.Tensor, reverse, zeros: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """One layer's outputs over the padded rows: forward in order, backward over the reversed rows (its
+    output still reversed)."""
+    fwd = torch.lstm(x, (zeros, zeros), _direction(lstm, layer, False), lstm.bias, 1, 0.0, lstm.training,
+                     False, True)[0]
+    bwd = torch.lstm(reverse(x), (zeros, zeros), _direction(lstm, layer, True), lstm.bias,
+                     1, 0.0, lstm.training, False, True)[0]
+    return fwd, bwd
+
+
+def bilstm_final(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """``[B, 2 * hidden]``: the final states of a bidirectional, batch-first ``lstm`` over right-padded rows, the
+    forward direction's at each row's last step and the backward direction's at its first (a char BiLSTM's
+    word vector). Equal to picking them from :func:`bilstm`'s outputs; on CPU with one layer it does not
+    reverse the backward outputs back: in reversed order the backward state of the first step sits at the last
+    real step, as the forward one does, so one row index picks both."""
+    if x.is_cuda or lstm.num_layers != 1 or torch.jit.is_tracing() or not (lstm.bidirectional and lstm.batch_first) \
+            or lstm.proj_size:
+        out, h = bilstm(lstm, x, lengths), lstm.hidden_size
+        last = out.gather(1, (lengths - 1).view(-1, 1, 1).expand(-1, 1, 2 * h)).squeeze(1)
+        return torch.cat([last[:, :h], out[:, 0, h:]], 1)
+    B, L, H = x.shape[0], x.shape[1], lstm.hidden_size
+    reverse = _reverser(reverse_index(lengths, L, x.device))
+    fwd, bwd = _directions(lstm, 0, x, reverse, x.new_zeros(1, B, H))
+    last = torch.arange(0, B * L, L, device=x.device) + (lengths.to(x.device) - 1)
+    return torch.cat([fwd.reshape(B * L, H).index_select(0, last), bwd.reshape(B * L, H).index_select(0, last)], 1)
 
 
 class BiLSTMEncoder(nn.Module):
