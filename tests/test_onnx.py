@@ -95,7 +95,6 @@ def onnx_folder(trained, tmp_path_factory):
 def test_onnx_emissions_spans_and_scores_equal_pytorch(trained, onnx_folder):
     import ner_zoo
     from ner_zoo.api.onnx import OnnxModel
-    from ner_zoo.data.schema import Sentence
 
     c, ckpt, _ = trained
     assert sorted(p.name for p in onnx_folder.iterdir()) == ["README.md", "config.json", "crf.json", "model.onnx",
@@ -104,13 +103,7 @@ def test_onnx_emissions_spans_and_scores_equal_pytorch(trained, onnx_folder):
     torch_tagger, onnx_tagger = ner_zoo.load(ckpt, device="cpu"), ner_zoo.load(onnx_folder)
     assert type(onnx_tagger).__name__ == "OnnxTagger"
     model, onnx_model = torch_tagger.model, OnnxModel(onnx_folder)
-    for rows in SHAPES:
-        batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
-        with torch.no_grad():
-            want = model.emissions(batch).numpy()
-        got = onnx_model.emissions(rows)
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+    _assert_same_emissions(model, onnx_model, SHAPES)
     text = messy_text(c.datamodule.sentences("test")[:24])
     want_ents, got_ents = torch_tagger(text), onnx_tagger(text)
     assert want_ents, "the tiny model finds entities in its own test split"
@@ -221,6 +214,19 @@ def bert_tagger(tiny_bert_dir, tmp_path_factory):  # noqa: F811
     return get
 
 
+def _assert_same_emissions(model, onnx_model, batches) -> None:
+    """onnxruntime's emissions equal the PyTorch model's on every batch of word lists."""
+    from ner_zoo.data.schema import Sentence
+
+    for rows in batches:
+        batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
+        with torch.no_grad():
+            want = model.emissions(batch).numpy()
+        got = onnx_model.emissions(rows)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+
+
 def _entities(result):
     return [[(e.text, e.label, e.start, e.end) for e in r] for r in result]
 
@@ -231,7 +237,6 @@ def test_transformer_onnx_emissions_spans_and_scores_equal_pytorch(bert_tagger, 
     import ner_zoo
     from ner_zoo.api.export import export
     from ner_zoo.api.onnx import OnnxModel
-    from ner_zoo.data.schema import Sentence
     ckpt, folder = bert_tagger(case)
     out = export(ckpt, folder / "onnx", format="onnx")
     assert sorted(p.name for p in out.iterdir()) == sorted(
@@ -239,13 +244,7 @@ def test_transformer_onnx_emissions_spans_and_scores_equal_pytorch(bert_tagger, 
         + (["crf.json"] if case != "softmax" else []))  # no encoder-0/: the weights are in the graph
     torch_tagger, onnx_tagger = ner_zoo.load(ckpt, device="cpu"), ner_zoo.load(out)
     model, onnx_model = torch_tagger.model, OnnxModel(out)
-    for rows in SHAPES + [[LONG, ["Yes"], LONG[:30]]]:
-        batch = model.collate([(i, Sentence(r)) for i, r in enumerate(rows)])
-        with torch.no_grad():
-            want = model.emissions(batch).numpy()
-        got = onnx_model.emissions(rows)
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+    _assert_same_emissions(model, onnx_model, SHAPES + [[LONG, ["Yes"], LONG[:30]]])
     texts = [TEXT, " ".join(LONG) + " in Rome.\n\nYes. " + TEXT[::-1]]
     for text in texts + texts[:1]:  # a second call: context from its own text only, in both runtimes
         want_ents, got_ents = torch_tagger(text), onnx_tagger(text)

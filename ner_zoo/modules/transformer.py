@@ -18,9 +18,11 @@ states (optionally of every layer) with their alignment, for span models on sub-
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Literal, Sequence
 
 import torch
@@ -214,12 +216,12 @@ class TransformerEncoder(nn.Module):
         """Model rows as ``(sequence, first sub-word, width)`` from per-sequence left/target/right counts."""
         return plan_rows(n_sub, self.budget, self.stride)
 
-    def _align(self, sentences: list[list[str]], left: list[list[str]], right: list[list[str]]) -> "_Alignment":
-        """All index work on the CPU (:func:`ner_zoo.modules.subwords.align`, which the ONNX tagger runs too)."""
+    def _align(self, sentences: list[list[str]], left: list[list[str]], right: list[list[str]]) -> SimpleNamespace:
+        """All index work on the CPU (:func:`ner_zoo.modules.subwords.align`, which the ONNX tagger runs too):
+        the fields of its :class:`~ner_zoo.modules.subwords.Alignment` and ``first``, as CPU tensors."""
         a = align(self.tokenizer.backend_tokenizer, self.layout, sentences, left, right)
-        t = {k: torch.from_numpy(getattr(a, k)) for k in ("input_ids", "src_row", "src_col", "seq", "pos", "word",
-                                                           "word_index", "n_words", "n_sub")}
-        return _Alignment(**t, first=torch.from_numpy(a.first))
+        return SimpleNamespace(**{f.name: torch.from_numpy(getattr(a, f.name)) for f in dataclasses.fields(a)},
+                               first=torch.from_numpy(a.first))
 
     def encode(self, sentences: list[list[str]], device: torch.device | str | None = None,
                left: list[list[str]] | None = None, right: list[list[str]] | None = None,
@@ -350,22 +352,6 @@ class TransformerEncoder(nn.Module):
         if isinstance(spec, int):
             return layers[spec]
         return torch.cat([layers[i].float() for i in spec], dim=-1)
-
-
-@dataclass
-class _Alignment:
-    """CPU index tensors of one batch; per target sub-word (in word order) unless said otherwise."""
-
-    input_ids: torch.Tensor  # model rows [R, W], -1 on padding
-    src_row: torch.Tensor  # row and column of the model output it is read from
-    src_col: torch.Tensor
-    seq: torch.Tensor  # sentence
-    pos: torch.Tensor  # position among the sentence's sub-words
-    word: torch.Tensor  # word in the sentence
-    word_index: torch.Tensor  # word in the batch (flat)
-    first: torch.Tensor  # first sub-word of its word
-    n_words: torch.Tensor  # per sentence
-    n_sub: torch.Tensor  # per sentence
 
 
 def _pad(values: torch.Tensor, slots: torch.Tensor, bsz: int, n: int, fill: float = 0) -> torch.Tensor:

@@ -123,16 +123,17 @@ def _epoch_range(epochs: list[int]) -> str:
 
 def curve_rows(paired: list[dict]) -> list[dict]:
     """One row per paired comparison with paired seeds (:func:`~ner_zoo.results.paired.paired_rows`, which
-    keeps the pairs under ``_pairs``): each arm's plateau check and best-dev epochs; ``_arms`` holds the curves
-    (seed, curve, best epoch) that the figure draws."""
+    keeps the pairs under ``_pairs`` and their dev curves under ``_curves``): each arm's plateau check and
+    best-dev epochs; ``_arms`` holds the curves (seed, curve, best epoch) that the figure draws."""
     rows = []
     for row in paired:
         pairs = row.get("_pairs") or []
         if not pairs:
             continue
+        curves = row.get("_curves") or [(dev_curve(a), dev_curve(b)) for a, b in pairs]
         arms, checks, best = {}, {}, {}
         for side, index in (("model", 0), ("baseline", 1)):
-            runs = [(pair[index].get("seed"), pair[index], dev_curve(pair[index])) for pair in pairs]
+            runs = [(pair[index].get("seed"), pair[index], c[index]) for pair, c in zip(pairs, curves)]
             arms[side] = [(seed, c, best_epoch(rec, c)) for seed, rec, c in runs if c]
             checks[side] = plateau([c for _, _, c in runs])
             best[side] = _epoch_range([b for _, _, b in arms[side]]) if arms[side] else ""

@@ -121,14 +121,14 @@ def _schedule(paper: dict | None) -> int | str | None:
     return None if paper is None else paper.get("epochs")
 
 
-def _stage(epochs: list, paper: dict | None, pairs: list[tuple[dict, dict]]) -> Stage:
+def _stage(epochs: list, paper: dict | None, curves: list[tuple[list | None, list | None]]) -> Stage:
     """The stage of a row; a fixed budget against a paper that trained to convergence is checked for a plateau
-    of both arms' dev curves (:mod:`ner_zoo.results.curves`)."""
+    of both arms' dev curves (``curves``: per pair, :func:`~ner_zoo.results.curves.dev_curve` of each arm)."""
     values = {e for e in epochs}
     ours = values.pop() if len(values) == 1 else None
     stage = Stage(ours, _schedule(paper))
     if stage.to_convergence and isinstance(ours, (int, float)):
-        plateaued = all(plateau([dev_curve(pair[i]) for pair in pairs]).ok for i in (0, 1))
+        plateaued = all(plateau([pair[i] for pair in curves]).ok for i in (0, 1))
         stage = Stage(ours, stage.paper, plateaued)
     return stage
 
@@ -171,6 +171,7 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
             gain = None if pm is None or pb is None else pm["value"] - pb["value"]
             need = MIN_SEEDS.get(m[0], min_seeds)
             epochs = [_epochs(a) for a, _ in pairs]
+            curves = [(dev_curve(a), dev_curve(b)) for a, b in pairs]
             p = t_p_value(ci)
             rows.append({
                 "dataset": data, "split": split_cell(split, (pm, pb)) + test_size_note(pairs, (pm, pb)),
@@ -183,11 +184,13 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 "bootstrap 95% CI": bootstrap_cell(pairs),
                 "paper gain": "" if gain is None else f"{gain:+.2f}",
                 "p": "" if math.isnan(p) else _p(p), "Holm p": "",
-                "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm, pairs)), "left out": "; ".join(left),
+                "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm, curves)),
+                "left out": "; ".join(left),
                 "recipe": recipe,
                 # for the Holm column and the figure; not printed (underscored keys)
                 "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),
-                "_pairs": pairs,  # (model record, baseline record) per seed: the training curves
+                "_pairs": pairs,  # (model record, baseline record) per seed, and their dev curves: the figure
+                "_curves": curves,
             })
     family = [r for r in rows if r.get("_family")]
     for r, adjusted in zip(family, holm([r["_p"] for r in family])):
