@@ -349,6 +349,14 @@ def test_damaged_checkpoint_invariants(fitted, fitted_bytes, capsys, data, comma
     _checkpoint(capsys, fitted, how, what, command)
 
 
+# Found by the long run below: an entry Lightning indexes (``loops`` a string) was a TypeError from inside it.
+@pytest.mark.parametrize("key, value, command", [("loops", "x", "test"), ("loops", {}, "validate"),
+                                                 ("optimizer_states", "x", "fit"), ("callbacks", 5, "fit"),
+                                                 ("global_step", 2.5, "fit")])
+def test_damaged_trainer_state_is_one_line(fitted, capsys, key, value, command):
+    _checkpoint(capsys, fitted, "wrong", (key, value), command)
+
+
 @pytest.mark.slow
 @settings(SLOW, max_examples=60)
 @given(data=st.data(), command=st.sampled_from(["predict", "test", "validate", "fit"]))

@@ -314,3 +314,41 @@ def test_document_context_is_the_text_of_the_call_only(bert_tagger):
         used(TEXT)
         kept = used.predict_sentences([sentence], keep_context=True)  # ner-zoo predict: a file, group by group
         assert kept != load().predict_sentences([sentence])
+
+
+def test_a_file_is_tagged_as_in_one_call_whatever_its_groups(bert_tagger, tmp_path, monkeypatch):
+    """``ner-zoo predict`` tags a file group by group; a sentence at the end of a group still reads the next
+    sentences of its document as context (they are in the next group), in PyTorch and in onnxruntime."""
+    import io
+
+    import ner_zoo
+    from ner_zoo.api.export import export
+    from ner_zoo.cli import predict as predict_cli
+
+    ckpt, folder = bert_tagger("crf")  # context 1
+    out = folder / "onnx-context"
+    if not out.exists():
+        export(ckpt, out, format="onnx")
+    doc = [s.split() for s in ("Mateo met Arjun Varga in Abu Dhabi .", "Lucia Ortega flew to Osaka .",
+                               "Chloe Osei left Havana on Tuesday .", "Ortega-Varga met Mei in Zürich .")]
+    path = tmp_path / "in.conll"
+    path.write_text("".join("-DOCSTART- O\n\n" + "".join("\n".join(f"{w} O" for w in s) + "\n\n" for s in doc[k:])
+                            for k in (0, 1)), encoding="utf-8")
+
+    def tagged(tagger, group_batches: int) -> list[dict]:
+        monkeypatch.setattr(predict_cli, "GROUP_BATCHES", group_batches)
+        recs, _, labelled = predict_cli.records(path, "conll", split=False)
+        f = io.StringIO()
+        assert predict_cli.write_predictions(f, recs, tagger, "jsonl", labelled, None, batch_size=1) == 7
+        return [json.loads(line) for line in f.getvalue().splitlines()]
+
+    def same(got: list[dict], want: list[dict]) -> None:
+        assert [g["pred_spans"] for g in got] == [w["pred_spans"] for w in want]
+        for g, w in zip(got, want):  # the same inputs; the kernels may round differently by memory alignment
+            assert g["pred_scores"] == pytest.approx(w["pred_scores"], abs=2e-6)
+
+    for load in (lambda: ner_zoo.load(ckpt, device="cpu"), lambda: ner_zoo.load(out)):
+        assert load().context_sentences == 1
+        whole = tagged(load(), 100)
+        same(tagged(load(), 1), whole)  # one sentence per group
+        same(tagged(load(), 2), whole)

@@ -16,7 +16,7 @@ class CountingTagger:
         self.calls: list[int] = []
         self.model = SimpleNamespace(is_pos=False)
 
-    def predict_sentences(self, sentences, keep_context=False):
+    def predict_sentences(self, sentences, keep_context=False, context=()):
         self.calls.append(len(sentences))
         return [([], []) for _ in sentences]
 
@@ -31,3 +31,18 @@ def test_predict_groups(tmp_path, stream):
     n = write_predictions(out, recs, tagger, "jsonl", labelled, None, batch_size=4, flush=stream)
     assert n == 100 and sum(tagger.calls) == 100
     assert max(tagger.calls) == (4 if stream else min(100, 4 * GROUP_BATCHES))
+
+
+@pytest.mark.parametrize("need", [0, 1, 3, 7, 100])
+def test_lookahead_gives_each_group_the_sentences_after_it(need):
+    from ner_zoo.cli.predict import lookahead
+
+    recs = [SimpleNamespace(sentences=[k] * (1 + k % 3)) for k in range(12)]
+    groups = [recs[i:i + 2] for i in range(0, 12, 2)]
+    got = list(lookahead(iter(groups), need))
+    assert [g for g, _ in got] == groups
+    for k, (_, following) in enumerate(got):
+        after = [r for g in groups[k + 1:] for r in g]
+        assert following == after[:len(following)]  # the records right after the group, in order
+        assert sum(len(r.sentences) for r in following) >= min(need, sum(len(r.sentences) for r in after))
+        assert need or not following  # no context read: each group as soon as it is read

@@ -11,6 +11,7 @@ uneven DDP evaluation (test_distributed.py). Resumption: test_resume.py. Fuzzing
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.writers import write_jsonl
 from ner_zoo.io import atomic_write
 from ner_zoo.errors import CheckpointError, DataFormatError, LabelError
+from ner_zoo.training import checkpoint_checks
 from ner_zoo.testing.tiny import plain_taggers, tiny_model
 from test_cli import MODEL
 
@@ -206,6 +208,24 @@ def test_checkpoint_from_incompatible_version(fitted, tmp_path, version):
     torch.save(state, bad)
     with pytest.raises(CheckpointError, match=rf"checkpoint format {version!r} is not supported.*format 1"):
         load_model(bad)
+
+
+@pytest.mark.parametrize("key", ["epoch", "global_step", "optimizer_states", "lr_schedulers", "callbacks", "loops",
+                                 "ner_zoo_sha256"])
+@pytest.mark.parametrize("value", [5, "x", [3], {}, 2.5, True, -1])
+def test_damaged_trainer_state_names_the_entry(fitted, tmp_path, key, value):
+    _, ckpt = fitted
+    state = torch.load(ckpt, map_location="cpu", weights_only=True)
+    fits = {"epoch": [5], "global_step": [5], "callbacks": [{}], "lr_schedulers": [], "optimizer_states": [],
+            "ner_zoo_sha256": ["x"]}  # a wrong digest string is the digest check's to report
+    state[key] = value
+    bad = tmp_path / "damaged.ckpt"
+    torch.save(state, bad)
+    if value in fits.get(key, []) and type(value) is not bool:
+        checkpoint_checks.read(bad)
+        return
+    with pytest.raises(CheckpointError, match=rf"^{re.escape(str(bad))}: its '{key}' entry is damaged"):
+        checkpoint_checks.read(bad)
 
 
 @pytest.mark.parametrize("name", TAGGERS)

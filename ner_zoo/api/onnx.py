@@ -362,9 +362,14 @@ class OnnxTagger(Tagger):
         self.model.to(device)
         return self
 
-    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False
-                          ) -> list[tuple[list[Span], list[float] | None]]:
-        """As :meth:`ner_zoo.Tagger.predict_sentences` (document context: these sentences, or with
+    @property
+    def context_sentences(self) -> int:
+        """As :attr:`ner_zoo.Tagger.context_sentences`."""
+        return self.model.subwords.context if self.model.subwords is not None else 0
+
+    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False,
+                          context: Sequence[Sentence] = ()) -> list[tuple[list[Span], list[float] | None]]:
+        """As :meth:`ner_zoo.Tagger.predict_sentences` (document context: these sentences and ``context``, or with
         ``keep_context`` also those of earlier calls)."""
         out: list = [([], []) for _ in sentences]
         todo = sorted((i for i, s in enumerate(sentences) if len(s.tokens)), key=lambda i: len(sentences[i].tokens))
@@ -372,7 +377,7 @@ class OnnxTagger(Tagger):
         if subwords is not None and subwords.context > 0:  # the sentences are their own document context, as in
             if not keep_context:  # the PyTorch Tagger
                 subwords.documents = type(subwords.documents)()
-            subwords.documents.add([sentences[i] for i in todo])
+            subwords.documents.add([*(sentences[i] for i in todo), *context])
         for lo in range(0, len(todo), self.batch_size):
             chunk = [sentences[i] for i in todo[lo: lo + self.batch_size]]
             left, right = subwords.neighbours(chunk) if subwords is not None else (None, None)

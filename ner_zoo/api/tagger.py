@@ -104,17 +104,23 @@ class Tagger:
         return self
 
     # prediction ---------------------------------------------------------------------------------------------
-    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False
-                          ) -> list[tuple[list[Span], list[float] | None]]:
+    @property
+    def context_sentences(self) -> int:
+        """Neighbouring sentences per side that the model reads as document context (0: none)."""
+        return max((e.context for e in self.model.context_encoders()), default=0)
+
+    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False,
+                          context: Sequence[Sentence] = ()) -> list[tuple[list[Span], list[float] | None]]:
         """``(spans, scores)`` per sentence, in input order (empty sentences give no spans). An encoder that reads
-        neighbouring sentences of a document finds them among ``sentences`` only, or, with ``keep_context``, also
-        among those of earlier calls (``ner-zoo predict`` tags a file group by group)."""
+        neighbouring sentences of a document finds them among ``sentences`` and ``context`` (sentences read, not
+        tagged: the rest of a file), or, with ``keep_context``, also among those of earlier calls (``ner-zoo
+        predict`` tags a file group by group)."""
         from ner_zoo.api.light import attached
 
         with attached(self._modules):  # the model's lazy imports see what it was loaded under
-            return self._predict_sentences(sentences, keep_context)
+            return self._predict_sentences(sentences, keep_context, context)
 
-    def _predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool
+    def _predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool, context: Sequence[Sentence]
                            ) -> list[tuple[list[Span], list[float] | None]]:
         import torch
 
@@ -124,7 +130,7 @@ class Tagger:
         if not todo:
             return out
         if model.context_encoders():  # the sentences are their own document context (as predict does)
-            model.add_context([s for _, s in todo], replace=not keep_context)
+            model.add_context([*(s for _, s in todo), *context], replace=not keep_context)
         # sorted by what a batch costs (less padding): words, or what the model says (a transformer's sub-words)
         costs = getattr(model, "bucket_lengths", None)
         lengths = costs([s for _, s in todo]) if costs is not None else [len(s.tokens) for _, s in todo]

@@ -350,11 +350,17 @@ def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labe
     """Predict ``recs`` group by group and write each group's lines; the number of sentences written.
 
     A stream is answered every ``batch_size`` sentences; a file is predicted in groups of ``GROUP_BATCHES``
-    batches, which the tagger sorts by length (less padding: CoNLL-2003 test with MiniLM, docs/benchmarks.md)."""
+    batches, which the tagger sorts by length (less padding: CoNLL-2003 test with MiniLM, docs/benchmarks.md).
+    A tagger that reads neighbouring sentences (``context_sentences`` per side) sees the sentences of the groups
+    after a group's as context too, so a file is tagged as in one call; a stream's sentences see only those
+    already read (it is answered before the next ones arrive)."""
     n = 0
-    for group in chunks(recs, batch_size if flush else batch_size * GROUP_BATCHES):
+    need = 0 if flush else getattr(tagger, "context_sentences", 0)
+    for group, following in lookahead(chunks(recs, batch_size if flush else batch_size * GROUP_BATCHES), need):
         sents = [s for r in group for s in r.sentences]
-        results = iter(tagger.predict_sentences(without_gold(sents, tag_column), keep_context=True))
+        context = without_gold([s for r in following for s in r.sentences], tag_column)
+        results = iter(tagger.predict_sentences(without_gold(sents, tag_column), keep_context=True,
+                                                context=context))
         for rec in group:
             got = [next(results) for _ in rec.sentences]
             preds, scores = [g[0] for g in got], [g[1] for g in got]
@@ -366,6 +372,18 @@ def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labe
         if flush:
             f.flush()
     return n
+
+
+def lookahead(groups: Iterable[list[Record]], need: int) -> Iterator[tuple[list[Record], list[Record]]]:
+    """Each group with the records of the groups read after it, at least ``need`` sentences of them (fewer
+    only at the end); with ``need`` 0 each group as soon as it is read, with none."""
+    pending: list[list[Record]] = []
+    for group in itertools.chain(groups, [None]):
+        if group is not None:
+            pending.append(group)
+        while pending and (group is None or sum(len(r.sentences) for g in pending[1:] for r in g) >= need):
+            yield pending[0], [r for g in pending[1:] for r in g]
+            pending.pop(0)
 
 
 class _stdout:

@@ -54,7 +54,34 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
         raise CheckpointError(f"{path} holds no model weights (no state_dict)")
     if not isinstance(ckpt.get("hyper_parameters", {}), dict):
         raise CheckpointError(f"{path}: its hyper_parameters are not a mapping")
+    check_trainer_state(ckpt, path)
     return ckpt
+
+
+LOOPS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
+
+
+def check_trainer_state(ckpt: dict, path: str | Path) -> None:
+    """The entries Lightning reads when it restores a run have the types it indexes them with; a checkpoint whose
+    ``loops``, ``callbacks``, optimizer states, step counters or digest were damaged is one line naming the entry,
+    not a ``TypeError``/``KeyError`` from inside Lightning. Absent entries stay allowed (Lightning skips them)."""
+
+    def bad(key: str, what: str) -> CheckpointError:
+        return CheckpointError(f"{path}: its {key!r} entry is damaged ({what}, found {type(ckpt[key]).__name__})")
+
+    for key in ("epoch", "global_step"):
+        if key in ckpt and (not isinstance(ckpt[key], int) or isinstance(ckpt[key], bool) or ckpt[key] < 0):
+            raise bad(key, "not a count")
+    for key in ("optimizer_states", "lr_schedulers"):
+        if key in ckpt and not (isinstance(ckpt[key], list) and all(isinstance(x, dict) for x in ckpt[key])):
+            raise bad(key, "not a list of state dicts")
+    if "callbacks" in ckpt and not isinstance(ckpt["callbacks"], dict):
+        raise bad("callbacks", "not a mapping of callback states")
+    if "loops" in ckpt and not (isinstance(ckpt["loops"], dict)
+                                and all(isinstance(ckpt["loops"].get(k), dict) for k in LOOPS)):
+        raise bad("loops", f"not a mapping with the states of {', '.join(LOOPS)}")
+    if DIGEST_KEY in ckpt and ckpt[DIGEST_KEY] is not None and not isinstance(ckpt[DIGEST_KEY], str):
+        raise bad(DIGEST_KEY, "not a hex digest")
 
 
 def lightning_name(path: str | Path) -> bool:
@@ -129,11 +156,14 @@ class NamedLoad:
     def __call__(self, path: Any, *args: Any, **kwargs: Any) -> Any:
         self.path = path
         try:
-            return self.load(path, *args, **kwargs)
+            ckpt = self.load(path, *args, **kwargs)
         except CheckpointError:
             raise
         except (RuntimeError, EOFError, ValueError, OSError, pickle.UnpicklingError, zipfile.BadZipFile) as e:
             raise CheckpointError(f"{path}: not a readable checkpoint ({reason(e)})") from None
+        if isinstance(ckpt, dict):
+            check_trainer_state(ckpt, path)
+        return ckpt
 
 
 class NamedStateDict:
