@@ -9,7 +9,8 @@ from torch import nn
 
 from ner_zoo.modules import CharBiLSTM
 from ner_zoo.modules.dropout import Dropout
-from ner_zoo.modules.rnn import BiLSTMEncoder, bilstm, bilstm_final, reverse_index, reverse_padded
+from ner_zoo.modules.rnn import (BiLSTMEncoder, _directions, bilstm, bilstm_final, reverse_index,
+                                 reverse_padded)
 
 
 def graph_ops(t: torch.Tensor) -> set[str]:
@@ -49,6 +50,33 @@ def test_bilstm_graph_has_no_gather(layers):
     lstm = nn.LSTM(4, 3, num_layers=layers, batch_first=True, bidirectional=True)
     out = bilstm(lstm, torch.randn(3, 5, 4, requires_grad=True), torch.tensor([5, 2, 3]))
     assert "GatherBackward0" not in graph_ops(out)
+
+
+@pytest.mark.parametrize("layers, dropout", [(1, 0.0), (2, 0.0), (2, 0.5)])
+def test_bilstm_over_unpadded_rows_is_one_call_with_the_two_direction_result(layers, dropout, monkeypatch):
+    """A batch without padding runs both directions in one ``nn.LSTM`` call: the outputs of the per-direction
+    form exactly, gradients up to summation order; with dropout between layers in training, the general path."""
+    import ner_zoo.modules.rnn as rnn
+
+    torch.manual_seed(0)
+    lstm = nn.LSTM(4, 3, num_layers=layers, batch_first=True, bidirectional=True, dropout=dropout)
+    x = torch.randn(3, 5, 4, requires_grad=True)
+    lengths = torch.full((3,), 5)
+    calls = []
+    monkeypatch.setattr(rnn, "_directions", lambda *a: calls.append(1) or _directions(*a))
+    torch.manual_seed(1)
+    got = bilstm(lstm, x, lengths)
+    assert bool(calls) == (dropout > 0)
+    monkeypatch.setattr(rnn, "unpadded", lambda *a: False)  # the per-direction form
+    torch.manual_seed(1)
+    want = bilstm(lstm, x, lengths)
+    assert torch.equal(got, want)
+    g = torch.randn_like(got)
+    for a, b in zip(torch.autograd.grad(got, [x, *lstm.parameters()], g),
+                    torch.autograd.grad(want, [x, *lstm.parameters()], g)):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    short = bilstm(lstm, x, torch.tensor([5, 4, 5]))  # one padded row: the per-direction form
+    assert "IndexSelectBackward0" in graph_ops(short)
 
 
 @pytest.mark.parametrize("layers", [1, 2])
