@@ -30,13 +30,14 @@ quickstart: install
 	$(VENV)/bin/ner-zoo fit --config configs/quickstart.yaml
 
 # fast tier, in parallel (pytest-xdist: one worker per core, at most 4; TEST_WORKERS=0 runs it in this process);
-# test-full runs what spawns processes or kernels (DDP, notebooks, W&B runs, the installed wheel), serially; test-all: everything
+# test-full runs what spawns processes or kernels (DDP, notebooks, W&B runs, the installed wheel, fresh-process
+# start-up checks), serially; test-all: everything
 TEST_WORKERS ?= auto
 test: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "not slow and not ddp and not notebook and not wandb and not wheel"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "not slow and not ddp and not notebook and not wandb and not wheel and not process"
 
 test-full: install
-	$(PY) -m pytest -q -m "(ddp or notebook or wandb or wheel) and not slow"
+	$(PY) -m pytest -q -m "(ddp or notebook or wandb or wheel or process) and not slow"
 
 test-all: install
 	$(PY) -m pytest -q

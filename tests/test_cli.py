@@ -98,6 +98,7 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
     assert rec["test"]["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn)) and tp > 0
 
 
+@pytest.mark.process
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
     cli, ckpt, _ = trained
     from ner_zoo.training.inference import predict

@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import sys, tempfile
     from ner_zoo.cli.main import main
@@ -17,6 +19,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.process
 def test_commands_called_from_python_leave_the_real_lightning_importable():
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import lightning.pytorch as pl
+import pytest
 
 from ner_zoo.data import SampleCorpus
 from ner_zoo.data.schema import Sentence
@@ -38,6 +39,7 @@ print(json.dumps(sorted(f"{m}.{k}" for m in before for k in before[m].keys() | a
 """
 
 
+@pytest.mark.process
 def test_importing_training_changes_no_global_of_another_module():
     out = subprocess.run([sys.executable, "-c", SNAPSHOT], capture_output=True, text=True, check=True, cwd=ROOT)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

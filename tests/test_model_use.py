@@ -134,6 +134,7 @@ def test_span_model_scores_and_nested_entities(tmp_path):
 
 
 # --- export, model card, hub --------------------------------------------------------------------------------------
+@pytest.mark.process
 def test_exported_folder_predicts_alone_in_a_fresh_process(trained, exported, tmp_path):
     import ner_zoo
 
@@ -259,6 +260,7 @@ def heavy_imports(*args: str, cwd: Path) -> set[str]:
     return {m for m in mods if m.split(".")[0] in ("lightning", "pytorch_lightning", "torchmetrics")}
 
 
+@pytest.mark.process
 def test_predict_and_score_do_not_import_lightning(trained, tmp_path):
     _, ckpt, _ = trained
     (tmp_path / "p.conll").write_text("EU B-ORG B-ORG\nrejects O O\n\nPeter B-PER O\n\n")
@@ -268,6 +270,7 @@ def test_predict_and_score_do_not_import_lightning(trained, tmp_path):
     assert heavy_imports("score", "p.conll", cwd=tmp_path) == set()
 
 
+@pytest.mark.process
 def test_every_command_that_does_not_train_starts_without_lightning(trained, exported, tmp_path):
     _, ckpt, tmp = trained
     (tmp_path / "p.conll").write_text("EU B-ORG B-ORG\nrejects O O\n\nPeter B-PER O\n\n")
@@ -281,6 +284,7 @@ def test_every_command_that_does_not_train_starts_without_lightning(trained, exp
     assert heavy_imports("fit", "--help", cwd=tmp_path)  # training does (the check can fail)
 
 
+@pytest.mark.process
 def test_import_ner_zoo_is_light():
     done = run("-c", "import sys, ner_zoo; print(sorted(m for m in ('torch', 'lightning', 'transformers') "
                      "if m in sys.modules)); print(callable(ner_zoo.load))")
@@ -296,6 +300,7 @@ def test_inference_predict_takes_no_sentences_and_names_the_api_for_strings(trai
         predict(c.model, ["Anna Berg visited Paris ."])
 
 
+@pytest.mark.process
 def test_load_and_tag_without_lightning_then_train_with_it(trained, tmp_path):
     """``ner_zoo.load`` uses the Lightning stand-ins and takes them out again: tagging leaves Lightning unimported,
     and a later ``import lightning`` in the same process (training) gets the real package."""

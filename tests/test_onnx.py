@@ -114,6 +114,7 @@ def test_onnx_emissions_spans_and_scores_equal_pytorch(trained, onnx_folder):
         [[(e.start, e.end, e.label) for e in r] for r in torch_tagger(tokens=rows)]
 
 
+@pytest.mark.process
 def test_onnx_folder_predicts_in_a_fresh_process_without_torch(trained, onnx_folder, tmp_path):
     import ner_zoo
 
@@ -258,6 +259,7 @@ def test_transformer_onnx_emissions_spans_and_scores_equal_pytorch(bert_tagger, 
     assert [e.score for r in got for e in r] == pytest.approx([e.score for r in want for e in r], abs=1e-4)
 
 
+@pytest.mark.process
 def test_transformer_onnx_through_the_cli_in_processes_without_torch(bert_tagger, tmp_path):
     """``ner-zoo export --format onnx`` then ``ner-zoo predict --model DIR`` writes what predict on the checkpoint
     writes (made here, in process); ``ner_zoo.load(DIR)`` tags without importing torch, Lightning or transformers."""
