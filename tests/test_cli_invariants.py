@@ -17,6 +17,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -347,6 +348,44 @@ def fitted_bytes(fitted):
 def test_damaged_checkpoint_invariants(fitted, fitted_bytes, capsys, data, command):
     how, what = data.draw(damaged_checkpoint(fitted_bytes))
     _checkpoint(capsys, fitted, how, what, command)
+
+
+# --- fit: valid trainer settings, in any combination, train or are refused in one line ------------------------
+TRAINER_TOGGLES = [("--trainer.enable_checkpointing", "false"), ("--trainer.barebones", "true"),
+                   ("--trainer.fast_dev_run", "true"), ("--trainer.enable_progress_bar", "false"),
+                   ("--trainer.logger", "false"), ("--trainer.enable_model_summary", "false"),
+                   ("--trainer.limit_val_batches", "0"), ("--trainer.num_sanity_val_steps", "0"),
+                   ("--trainer.detect_anomaly", "true"), ("--trainer.check_val_every_n_epoch", "2"),
+                   ("--test_after_fit", "true"), ("--trainer.log_every_n_steps", "1"),
+                   ("--trainer.accumulate_grad_batches", "2"), ("--checkpoint.save_last", "true")]
+
+
+def _toggles(capsys, cfg: Path, toggles: list) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    try:
+        args = [a for pair in toggles for a in pair]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.default_root_dir", folder,
+                                 "--checkpoint.dirpath", folder / "ckpt", "--record.path", folder / "results.json",
+                                 *args)
+        check(rc, err, folder)
+        assert rc == 2 or (folder / "results.json").is_file(), err[-2000:]
+    finally:
+        shutil.rmtree(folder)
+
+
+@settings(FAST, max_examples=3)
+@given(toggles=st.lists(st.sampled_from(TRAINER_TOGGLES), unique=True, max_size=3))
+def test_trainer_settings_invariants(fit_config, capsys, toggles):
+    _toggles(capsys, fit_config, toggles)
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=40)
+@given(toggles=st.lists(st.sampled_from(TRAINER_TOGGLES), unique=True, max_size=4))
+def test_trainer_settings_invariants_long(fit_config, capsys, toggles):
+    _toggles(capsys, fit_config, toggles)
 
 
 # Found by the long run below: an entry Lightning indexes (``loops`` a string) was a TypeError from inside it.

@@ -452,3 +452,31 @@ def test_hints_name_nothing_the_cli_cannot_pass(tmp_path, capsys):
     rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={empty}")
     line = one_error_line(err)
     assert rc == 2 and "no sentences in file" in line and "allow_empty" not in line and "=True" not in line
+
+
+def test_fit_with_checkpointing_off_writes_no_checkpoint_and_tests_the_final_weights(tmp_path, capsys):
+    """``--trainer.enable_checkpointing false`` was a Lightning traceback (a ModelCheckpoint beside it); now the run
+    keeps no checkpoint, records none, and ``test_after_fit`` tests the weights the fit ended with."""
+    cfg = config(tmp_path)
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.enable_checkpointing", "false",
+                         "--test_after_fit", "true")
+    assert rc == 0, err[-2000:]
+    assert not list(tmp_path.rglob("*.ckpt"))
+    record = results(tmp_path)
+    assert record["status"] == "completed" and record["best_checkpoint"] is None and "f1" in record["test"]
+
+
+def test_barebones_fit_runs_and_what_it_refuses_is_one_line(tmp_path, capsys):
+    """``--trainer.barebones true`` was a Lightning traceback (the configs' logger, the CLI's checkpoints); now the
+    settings it turns off yield to it, with a warning; what it refuses beside it is one line."""
+    cfg = config(tmp_path)
+    with pytest.warns(UserWarning, match=r"trainer.barebones: .*logger.* turned off"):
+        rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.barebones", "true")
+    assert rc == 0, err[-2000:]
+    assert not list(tmp_path.rglob("*.ckpt"))
+    with pytest.warns(UserWarning, match="barebones"):
+        rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.barebones", "true",
+                             "--trainer.fast_dev_run", "true")
+    assert rc == 2 and err.strip().splitlines()[-1].startswith("ner-zoo: error: --trainer settings that do not go "
+                                                               "together: `Trainer(barebones=True, "
+                                                               "fast_dev_run=True)` was passed"), err[-2000:]

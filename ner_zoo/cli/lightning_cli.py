@@ -142,6 +142,7 @@ class NERZooCLI(LightningCLI):
 
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand] if self.subcommand else self.config
+        barebones_opt_outs(config)
         plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
         check_config(plain, self.subcommand, lambda key: where_set(key, getattr(self, "_argv", [])))
         if self.subcommand in (None, "fit"):
@@ -155,7 +156,7 @@ class NERZooCLI(LightningCLI):
         # them after the config's and the ``checkpoint``/``record`` groups, as it did when they were added here)
         extra = []
         best = config.get("checkpoint")
-        if best is not None and not best.get("save_last"):
+        if best is not None and not best.get("save_last") and checkpointing(config):
             extra.append(LatestCheckpoint(best.get("dirpath")))
         if self.log_model:
             from ner_zoo.training.wandb_run import WandbModelArtifact
@@ -177,6 +178,30 @@ class NERZooCLI(LightningCLI):
             if cause is None:
                 raise
             raise cause from None
+
+    def instantiate_trainer(self, **kwargs: Any) -> pl.Trainer:
+        """As LightningCLI's; with ``--trainer.enable_checkpointing false`` the run writes no checkpoints: the
+        ``checkpoint`` group's callback is left out (Lightning refuses a ``ModelCheckpoint`` beside that setting),
+        as is the latest-checkpoint one, and ``test_after_fit`` tests the final weights."""
+        config = self.config_init[self.subcommand] if self.subcommand else self.config_init
+        if checkpointing(config):
+            return self._trainer_or_one_line(**kwargs)
+        parser = self._parser(self.subcommand)
+        keys = parser.callback_keys
+        parser.callback_keys = [k for k in keys if k != "checkpoint"]
+        try:
+            return self._trainer_or_one_line(**kwargs)
+        finally:
+            parser.callback_keys = keys
+
+    def _trainer_or_one_line(self, **kwargs: Any) -> pl.Trainer:
+        """The trainer; settings Lightning refuses together (``barebones`` with ``fast_dev_run``, ...) are one line."""
+        from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+        try:
+            return super().instantiate_trainer(**kwargs)
+        except (ValueError, MisconfigurationException) as e:
+            raise ConfigError(f"--trainer settings that do not go together: {str(e).strip().splitlines()[0]}") from None
 
     def after_instantiate_classes(self) -> None:
         from ner_zoo.training.precision_support import precision_refusal
@@ -253,6 +278,31 @@ class NERZooCLI(LightningCLI):
         if self.config[self.subcommand].get("test_after_fit"):
             ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+
+
+#: what Lightning's barebones mode turns off, and refuses when set: the CLI's defaults for them yield to it
+BAREBONES_OFF = {"logger": False, "enable_checkpointing": False, "enable_progress_bar": False,
+                 "enable_model_summary": False, "log_every_n_steps": 0}
+
+
+def barebones_opt_outs(config: Any) -> None:
+    """``--trainer.barebones true``: the settings barebones mode turns off are set off (the configs and the CLI
+    give a logger, a progress bar, checkpoints, a logging interval), with a warning that the run then logs no
+    metrics, so it keeps no best checkpoint and its record holds none (Lightning's ``self.log`` is off)."""
+    trainer = config.get("trainer")
+    if not trainer or not trainer.get("barebones"):
+        return
+    on = sorted(k for k, off in BAREBONES_OFF.items() if trainer.get(k) not in (None, off))
+    for key, off in BAREBONES_OFF.items():
+        trainer[key] = off
+    warnings.warn(f"trainer.barebones: {', '.join(on) or 'nothing'} turned off as barebones mode requires; no "
+                  "metrics are logged, so no checkpoint is kept and results.json holds none", UserWarning, stacklevel=2)
+
+
+def checkpointing(config: Any) -> bool:
+    """Whether a command's config keeps Lightning's checkpointing on (``trainer.enable_checkpointing``)."""
+    trainer = config.get("trainer") or {}
+    return trainer.get("enable_checkpointing") is not False
 
 
 def _name_checkpoint_errors(checkpoint_io: Any) -> None:
