@@ -182,26 +182,20 @@ class NERZooCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs: Any) -> pl.Trainer:
         """As LightningCLI's; with ``--trainer.enable_checkpointing false`` the run writes no checkpoints: the
         ``checkpoint`` group's callback is left out (Lightning refuses a ``ModelCheckpoint`` beside that setting),
-        as is the latest-checkpoint one, and ``test_after_fit`` tests the final weights."""
-        config = self.config_init[self.subcommand] if self.subcommand else self.config_init
-        if checkpointing(config):
-            return self._trainer_or_one_line(**kwargs)
-        parser = self._parser(self.subcommand)
-        keys = parser.callback_keys
-        parser.callback_keys = [k for k in keys if k != "checkpoint"]
-        try:
-            return self._trainer_or_one_line(**kwargs)
-        finally:
-            parser.callback_keys = keys
-
-    def _trainer_or_one_line(self, **kwargs: Any) -> pl.Trainer:
-        """The trainer; settings Lightning refuses together (``barebones`` with ``fast_dev_run``, ...) are one line."""
+        as is the latest-checkpoint one, and ``test_after_fit`` tests the final weights. Settings Lightning refuses
+        together (``barebones`` with ``fast_dev_run``, ...) are one line."""
         from lightning.fabric.utilities.exceptions import MisconfigurationException
 
+        parser = self._parser(self.subcommand)
+        keys = parser.callback_keys
+        if not checkpointing(self.config_init[self.subcommand] if self.subcommand else self.config_init):
+            parser.callback_keys = [k for k in keys if k != "checkpoint"]
         try:
             return super().instantiate_trainer(**kwargs)
         except (ValueError, MisconfigurationException) as e:
             raise ConfigError(f"--trainer settings that do not go together: {str(e).strip().splitlines()[0]}") from None
+        finally:
+            parser.callback_keys = keys
 
     def after_instantiate_classes(self) -> None:
         from ner_zoo.training.precision_support import precision_refusal

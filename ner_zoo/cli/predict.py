@@ -358,7 +358,7 @@ def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labe
     need = 0 if flush else getattr(tagger, "context_sentences", 0)
     for group, following in lookahead(chunks(recs, batch_size if flush else batch_size * GROUP_BATCHES), need):
         sents = [s for r in group for s in r.sentences]
-        context = without_gold([s for r in following for s in r.sentences], tag_column)
+        context = [s for r in following for s in r.sentences]  # read for their tokens only: gold stays
         results = iter(tagger.predict_sentences(without_gold(sents, tag_column), keep_context=True,
                                                 context=context))
         for rec in group:
