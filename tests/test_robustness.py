@@ -314,6 +314,7 @@ def test_interrupt_exits_nonzero_with_a_record_and_a_resumable_checkpoint(tmp_pa
     cfg = config(tmp_path, train=TRAIN * 4, epochs=4)  # 4 steps per epoch
     callback = json.dumps({"class_path": "test_robustness.SignalAt", "init_args": {"step": 6, "signum": signum}})
     sigint = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background job inherits SIGINT ignored
     started = time.perf_counter()
     try:
         rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.callbacks+", callback)

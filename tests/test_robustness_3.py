@@ -299,7 +299,11 @@ def test_signal_outside_training_is_one_line(tmp_path, capsys, monkeypatch, sign
 
     monkeypatch.setattr(stats, "corpus_stats", interrupted)
     f = write(tmp_path / "lf.conll", T)
-    rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={f}")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits it ignored
+    try:
+        rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={f}")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert rc == code and err.strip().startswith("ner-zoo: interrupted") and "Traceback" not in err
 
 
