@@ -262,6 +262,81 @@ def test_bad_config_values_invariants_long(fit_config, capsys, key, data):
     _fit(capsys, fit_config, key, data.draw(st.sampled_from(BAD_VALUES[key])))
 
 
+# --- fit: any value of the config (not a listed few) is trained with or refused in one line -----------------------
+EDGE_VALUES = ["0", "-1", "1", "0.5", "1.5", "-0.5", ".nan", ".inf", "x", "null", "''", "true", "[]", "{}"]
+NOT_DRAWN = ("trainer.devices", "trainer.num_nodes")  # 2 on CPU is a valid multi-process run: slow, not wrong
+
+
+@pytest.fixture(scope="module")
+def config_leaves(fit_config):
+    """Every scalar of the parsed fit config (``--print_config``): model, data, trainer, checkpoint, ..."""
+    import io
+    from contextlib import redirect_stdout
+
+    import yaml
+
+    from ner_zoo.cli.main import main
+
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        main(["fit", "--config", str(fit_config), "--print_config"])
+
+    def leaves(value, path=""):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from leaves(v, f"{path}.{k}" if path else k)
+        elif not isinstance(value, list) and path not in NOT_DRAWN:
+            yield path
+
+    return sorted(leaves(yaml.safe_load(out.getvalue())))
+
+
+def _any_value(capsys, cfg: Path, key: str, value: str) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="inv-"))
+    cwd = os.getcwd()
+    os.chdir(folder)  # a relative path given as the value lands here
+    try:
+        before = digest([cfg])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.default_root_dir", folder,
+                                 "--checkpoint.dirpath", folder / "ckpt", "--record.path", folder / "results.json",
+                                 f"--{key}", value)
+        check(rc, err, folder)
+        assert digest([cfg]) == before
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(folder)
+
+
+@settings(FAST, max_examples=4)
+@given(data=st.data(), value=st.sampled_from(EDGE_VALUES))
+def test_any_config_value_invariants(fit_config, config_leaves, capsys, data, value):
+    _any_value(capsys, fit_config, data.draw(st.sampled_from(config_leaves)), value)
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=80)
+@given(data=st.data(), value=st.sampled_from(EDGE_VALUES))
+def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, data, value):
+    _any_value(capsys, fit_config, data.draw(st.sampled_from(config_leaves)), value)
+
+
+# Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
+@pytest.mark.parametrize("key, value, says", [
+    ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),
+    ("model.init_args.lstm_hidden", "0", "model.init_args (BiLSTMCRF): hidden_size must be greater than zero, "
+                                         "raised building its BiLSTMEncoder"),
+    ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),
+    ("trainer.val_check_interval", "1000", "Lightning refuses the settings: `val_check_interval` (1000)"),
+    ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
+    ("seed_everything", "-1", "--seed_everything must be an integer in [0, 4294967295]"),
+])
+def test_config_values_torch_numpy_or_lightning_refuse_are_one_line(fit_config, capsys, key, value, says):
+    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)
+    assert rc == 2 and "Traceback" not in err and says in err.strip().splitlines()[-1], err[-2000:]
+
+
 # --- checkpoints: any damage is one line naming the file, under every command that reads one -------------------
 TOP_KEYS = ["state_dict", "hyper_parameters", "ner_zoo_class", "ner_zoo_format", "ner_zoo_sha256", "epoch",
             "global_step", "optimizer_states", "loops", "callbacks"]

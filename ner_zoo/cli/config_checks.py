@@ -54,6 +54,22 @@ def epochs(v: Any) -> str | None:  # Lightning: None (default), -1 (no limit) or
     return None if v is None or (_int(v) and v >= -1) else "must be a non-negative integer, or -1 for no limit"
 
 
+def dropout(v: Any) -> str | None:  # None (off), a probability, or one per place (DSpERT's ffn_dropout)
+    values = v if isinstance(v, list) else [v]
+    ok = all(x is None or (_num(x) and 0 <= x < 1) for x in values)
+    return None if ok else "must be a dropout probability in [0, 1)" + (" (each item)" if isinstance(v, list) else "")
+
+
+def validation_interval(v: Any) -> str | None:  # Lightning: a fraction of the epoch, or every N training batches
+    ok = v is None or (_int(v) and v >= 1) or (isinstance(v, float) and 0 < v <= 1)
+    return None if ok else "must be a fraction in (0, 1] of an epoch or a whole number of batches >= 1"
+
+
+def seed(v: Any) -> str | None:  # Lightning: true/None draws one; numpy's range
+    ok = v is None or isinstance(v, bool) or (_int(v) and 0 <= v < 2 ** 32)
+    return None if ok else "must be an integer in [0, 4294967295] (or true to draw one)"
+
+
 def tag_scheme(v: Any) -> str | None:
     from ner_zoo.data.tagging import TagScheme
 
@@ -82,6 +98,14 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
     ("trainer.max_steps", epochs),
     ("trainer.gradient_clip_val", non_negative_finite),
     ("trainer.accumulate_grad_batches", positive_int),
+    ("trainer.val_check_interval", validation_interval),
+    ("trainer.check_val_every_n_epoch", optional_positive_int),
+    ("seed_everything", seed),
+]
+
+#: (test on the key's last part, check), for keys that no suffix rule above matched: one name, one meaning
+NAME_RULES: list[tuple[Callable[[str], bool], Callable[[Any], str | None]]] = [
+    (lambda name: "dropout" in name, dropout),
 ]
 
 
@@ -97,14 +121,14 @@ def check_config(config: dict, subcommand: str | None, where: Callable[[str], st
     """Raise a one-line :class:`ConfigError` for the first value in ``config`` (a plain dict of one subcommand)
     that breaks a rule; ``where(key)`` says where the key was set."""
     for key, value in _walk(config):
-        for suffix, rule in RULES:
-            if key == suffix or key.endswith("." + suffix):
-                problem = rule(value)
-                if problem:
-                    place = where(key)
-                    shown = f"--{key}" if place == "command line" else key
-                    raise ConfigError(f"{place}: {shown} {problem}, got {value!r}")
-                break
+        rule = next((rule for suffix, rule in RULES if key == suffix or key.endswith("." + suffix)), None)
+        if rule is None and key.startswith(("model.", "data.")):
+            rule = next((rule for test, rule in NAME_RULES if test(key.rpartition(".")[2])), None)
+        problem = rule(value) if rule is not None else None
+        if problem:
+            place = where(key)
+            shown = f"--{key}" if place == "command line" else key
+            raise ConfigError(f"{place}: {shown} {problem}, got {value!r}")
     trainer = config.get("trainer") or {}
     if subcommand == "fit":
         for key in ("max_epochs", "max_steps"):

@@ -136,6 +136,13 @@ class NERZooCLI(LightningCLI):
         if self.config.get("subcommand") == "fit":  # before Lightning reads --ckpt_path: `last` resolved here
             self.fit_run = self._prepare_fit_run("fit")
 
+    def _set_seed(self) -> None:
+        """As LightningCLI's, after the seed's range is checked (numpy's: a traceback from inside Lightning else)."""
+        config = self.config[self.subcommand] if self.subcommand else self.config
+        check_config({"seed_everything": config.get("seed_everything")}, self.subcommand,
+                     lambda key: where_set(key, getattr(self, "_argv", [])))
+        super()._set_seed()
+
     @staticmethod
     def _command(argv: list[str]) -> str:
         return next((a for a in argv if a in ("fit", "validate", "test", "predict")), "fit")
@@ -193,7 +200,7 @@ class NERZooCLI(LightningCLI):
         try:
             return super().instantiate_trainer(**kwargs)
         except (ValueError, MisconfigurationException) as e:
-            raise ConfigError(f"--trainer settings that do not go together: {str(e).strip().splitlines()[0]}") from None
+            raise ConfigError(f"--trainer settings Lightning refuses: {str(e).strip().splitlines()[0]}") from None
         finally:
             parser.callback_keys = keys
 
@@ -326,8 +333,9 @@ class _SaveNamingErrors:
 
 
 def _own_error(e: BaseException | None) -> BaseException | None:
-    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError`` that
-    a zoo class's ``__init__`` raised itself (a bad argument), as a one-line :class:`ConfigError` naming the class."""
+    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError`` or
+    ``RuntimeError`` raised while a zoo class's ``__init__`` ran (its own check, or torch refusing what it was
+    handed: ``nn.Dropout(1.5)``, ``nn.LSTM(hidden_size=0)``), as a one-line :class:`ConfigError` naming the class."""
     seen, chain = set(), []
     while e is not None and id(e) not in seen:
         seen.add(id(e))
@@ -336,23 +344,34 @@ def _own_error(e: BaseException | None) -> BaseException | None:
         chain.append(e)
         e = e.__cause__ or e.__context__
     for e in chain:
-        owner = _raising_init(e) if type(e) is ValueError else None
-        if owner is not None:
-            return ConfigError(f"{owner}: {e}")
+        built = _building(e) if type(e) in (ValueError, RuntimeError) else None
+        if built is not None:
+            where, outer, inner, own = built
+            message = " ".join(str(e).split())
+            if own:  # a zoo class's own check of its arguments
+                return ConfigError(f"{inner}: {message}")
+            return ConfigError(f"{where} ({outer}): {message}" + (f", raised building its {inner}" if inner != outer
+                                                                   else ""))
     return None
 
 
-def _raising_init(e: BaseException) -> str | None:
-    """The class whose ``__init__`` in ``ner_zoo`` raised ``e`` in its own body (the innermost frame), or None."""
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
+def _building(e: BaseException) -> tuple[str, str, str, bool] | None:
+    """For ``e`` raised while zoo classes' ``__init__`` (or a dataclass's ``__post_init__``) ran: the config
+    group (``model.init_args``, ``data.init_args``), the outermost and innermost of those classes and whether zoo
+    code raised it; None when no zoo class was being built (the raise is not about the config's arguments)."""
+    zoo = Path(__file__).resolve().parents[1]
+    built, inside, tb = [], False, e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        inside = Path(frame.f_code.co_filename).resolve().is_relative_to(zoo)
+        if inside and frame.f_code.co_name in ("__init__", "__post_init__") and "self" in frame.f_locals:
+            built.append(frame.f_locals["self"])
         tb = tb.tb_next
-    if tb is None:
+    if not built:
         return None
-    frame = tb.tb_frame
-    inside = Path(frame.f_code.co_filename).resolve().is_relative_to(Path(__file__).resolve().parents[1])
-    owner = frame.f_locals.get("self") if frame.f_code.co_name == "__init__" else None
-    return type(owner).__name__ if inside and owner is not None else None
+    group = ("model.init_args" if isinstance(built[0], pl.LightningModule) else
+             "data.init_args" if isinstance(built[0], pl.LightningDataModule) else "the config")
+    return group, type(built[0]).__name__, type(built[-1]).__name__, inside
 
 
 def _model_class(class_path: str | None) -> type[NERModule] | None:

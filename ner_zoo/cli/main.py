@@ -45,6 +45,18 @@ def error_line(e: BaseException) -> str:
     return " ".join(str(e).split("\n")) or type(e).__name__
 
 
+def lightning_refusal(e: BaseException) -> str | None:
+    """One line for a setting Lightning refuses once it meets the data (``val_check_interval`` above the number of
+    training batches, ...): a ``ValueError`` raised by Lightning's own code, or its ``MisconfigurationException``;
+    None for anything else (a traceback: a bug)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    raised_by_lightning = tb is not None and "/lightning/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
+    refusal = type(e).__name__ == "MisconfigurationException" or (type(e) is ValueError and raised_by_lightning)
+    return f"Lightning refuses the settings: {' '.join(str(e).split())}" if refusal else None
+
+
 def main(argv: Sequence[str] | None = None) -> int | None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("NER_ZOO_DEBUG", "") not in ("", "0") or "--debug" in args
@@ -80,6 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         print("ner-zoo: interrupted by SIGTERM (last.ckpt and results.json were written; resume with "
               "--ckpt_path last)", file=sys.stderr)
         return SIGTERM_EXIT
+    except Exception as e:  # Lightning refusing a setting late (lightning_refusal); anything else: a traceback
+        line = None if debug else lightning_refusal(e)
+        if line is None:
+            raise
+        print(f"ner-zoo: error: {line}", file=sys.stderr)
+        return USAGE_ERROR
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
