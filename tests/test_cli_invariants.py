@@ -78,13 +78,15 @@ def digest(paths) -> dict:
     return {str(p): hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths if Path(p).is_file()}
 
 
-def check(rc: int, err: str, folder: Path) -> None:
+def check(rc: int, err: str, folder: Path, *also: Path) -> None:
+    """Status 0 or 2, no traceback; on 2 one last line naming a file (under ``folder`` or ``also``) or an option."""
     assert rc in (0, 2), err[-3000:]
     assert "Traceback" not in err, err[-3000:]
     if rc == 2:
         last = err.strip().splitlines()[-1]
         assert last.startswith("ner-zoo: error: "), err[-3000:]
-        assert str(folder) in last or "--" in last or "ner-zoo" in last[len("ner-zoo: error: "):], last
+        assert any(str(f) in last for f in (folder, *also)) or "--" in last or \
+            "ner-zoo" in last[len("ner-zoo: error: "):], last
 
 
 def _stats(capsys, data: bytes, encoding: str | None) -> None:
@@ -302,7 +304,7 @@ def _any_value(capsys, cfg: Path, key: str, value: str) -> None:
             rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.default_root_dir", folder,
                                  "--checkpoint.dirpath", folder / "ckpt", "--record.path", folder / "results.json",
                                  f"--{key}", value)
-        check(rc, err, folder)
+        check(rc, err, folder, cfg.parent)  # the config's own files (the data) may be named
         assert digest([cfg]) == before
     finally:
         os.chdir(cwd)
@@ -327,6 +329,10 @@ def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, dat
     ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),
     ("model.init_args.lstm_hidden", "0", "model.init_args (BiLSTMCRF): hidden_size must be greater than zero, "
                                          "raised building its BiLSTMEncoder"),
+    ("model.init_args.char_encoder.init_args.char_dim", "-1",
+     "command line: --model.init_args.char_encoder.init_args.char_dim -1 (BiLSTMCRF): Trying to create tensor with "
+     "negative dimension -1"),
+    ("checkpoint.mode", "true", "--checkpoint settings Lightning refuses: `mode` can be min, max but got true"),
     ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),
     ("trainer.val_check_interval", "1000", "Lightning refuses the settings: `val_check_interval` (1000)"),
     ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
@@ -335,6 +341,30 @@ def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, dat
 def test_config_values_torch_numpy_or_lightning_refuse_are_one_line(fit_config, capsys, key, value, says):
     rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)
     assert rc == 2 and "Traceback" not in err and says in err.strip().splitlines()[-1], err[-2000:]
+
+
+class RecordBatches(__import__("lightning.pytorch").pytorch.Callback):
+    """Keeps the sentence indices of every training batch (class-wide: the CLI builds the instance)."""
+
+    seen: list = []
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        RecordBatches.seen.append(batch.indices.tolist())
+
+
+def test_overfit_batches_trains_on_the_same_first_batches(fit_config, tmp_path, capsys):
+    """``--trainer.overfit_batches 1`` was an AttributeError: Lightning swapped the loaders' batch samplers for a
+    SequentialSampler over single sentences. Now each epoch trains on the same first batch, unshuffled."""
+    import json
+
+    RecordBatches.seen = []
+    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, "--trainer.default_root_dir", tmp_path,
+                         "--checkpoint.dirpath", tmp_path / "ckpt", "--record.path", tmp_path / "r.json",
+                         "--trainer.overfit_batches", "1", "--trainer.max_epochs", "3", "--trainer.callbacks+",
+                         json.dumps({"class_path": "test_cli_invariants.RecordBatches"}))
+    assert rc == 0, err[-2000:]
+    seen = RecordBatches.seen
+    assert len(seen) == 3 and seen[0] == seen[1] == seen[2], seen
 
 
 # --- checkpoints: any damage is one line naming the file, under every command that reads one -------------------

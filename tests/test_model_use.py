@@ -209,6 +209,7 @@ def test_push_to_hub_uploads_the_folder_as_a_model_repo(exported, monkeypatch):
 
 
 # --- predict through pipes ------------------------------------------------------------------------------------------
+@pytest.mark.process
 def test_predict_streams_stdin_to_stdout_and_reads_its_own_output(trained, tmp_path):
     c, ckpt, _ = trained
     text = messy_text(c.datamodule.sentences("test")[:6]).replace("\r\n\n", "\n")
@@ -230,6 +231,7 @@ def test_predict_streams_stdin_to_stdout_and_reads_its_own_output(trained, tmp_p
     assert [json.loads(x)["gold_spans"] for x in again.stdout.splitlines()] == [[] for _ in lines]
 
 
+@pytest.mark.process
 def test_predict_into_a_closed_pipe_exits_quietly(trained, tmp_path):
     _, ckpt, _ = trained
     (tmp_path / "many.txt").write_text("Anna Berg visited Paris on Monday .\n" * 3000)
@@ -242,6 +244,7 @@ def test_predict_into_a_closed_pipe_exits_quietly(trained, tmp_path):
     assert lines[2] == "status=141" and done.stderr == ""  # as a shell reports SIGPIPE; no traceback
 
 
+@pytest.mark.process
 def test_predict_refuses_an_empty_input_and_a_bad_json_line(trained, tmp_path):
     _, ckpt, _ = trained
     done = cli("predict", "--model", str(ckpt), "--input", "-", "--output", "-", stdin="\n \n", code=2)

@@ -133,6 +133,7 @@ def test_onnx_folder_predicts_in_a_fresh_process_without_torch(trained, onnx_fol
     assert [(e["text"], e["label"]) for e in got] == [w[:2] for w in want]  # offsets: into each input line
 
 
+@pytest.mark.process
 def test_onnx_export_cli_and_what_it_refuses(trained, onnx_folder, tmp_path):
     _, ckpt, _ = trained
     cli("export", str(ckpt), "--output", "m", "--format", "onnx", cwd=tmp_path)

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import warnings
 from argparse import ArgumentError
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import lightning.pytorch as pl
 import torch
@@ -178,13 +179,39 @@ class NERZooCLI(LightningCLI):
         as itself rather than wrapped by jsonargparse in a ``ValueError`` that dumps the whole config."""
         try:
             super().instantiate_classes()
-        except (ValueError, TypeError) as e:
-            cause = _own_error(e)
+        except Exception as e:
+            cause = _own_error(e, self._suspect)
             if cause is None and self.ckpt_model and "NERModule" in str(e):  # the checkpoint's settings
                 raise checkpoint_checks.settings_error(*self.ckpt_model, e) from None
             if cause is None:
+                cause = self._lightning_refusal(e)
+            if cause is None:
                 raise
             raise cause from None
+
+    def _suspect(self, group: str, message: str) -> str | None:
+        config = self.config[self.subcommand] if self.subcommand else self.config
+        plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
+        return _suspect(plain, getattr(self, "_argv", []), group, message)
+
+    def _lightning_refusal(self, e: BaseException) -> ConfigError | None:
+        """A Lightning class of a config group (``--checkpoint.mode true``) refusing its settings, as one line
+        naming the group; None for anything else."""
+        from ner_zoo.cli.main import lightning_refusal
+
+        line = lightning_refusal(e)
+        if line is None:
+            return None
+        tb, built = e.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_name == "__init__" and "self" in tb.tb_frame.f_locals:
+                built = tb.tb_frame.f_locals["self"]
+            tb = tb.tb_next
+        groups = getattr(self._parser(self.subcommand), "groups", None) or {}
+        key = next((k for k, g in groups.items() if getattr(g, "group_class", None) is not None
+                    and built is not None and isinstance(built, g.group_class)), None)
+        return ConfigError(line.replace("Lightning refuses the settings:", f"--{key} settings Lightning refuses:")
+                           if key else line)
 
     def instantiate_trainer(self, **kwargs: Any) -> pl.Trainer:
         """As LightningCLI's; with ``--trainer.enable_checkpointing false`` the run writes no checkpoints: the
@@ -332,10 +359,12 @@ class _SaveNamingErrors:
             raise OSError(None, f"cannot write the checkpoint ({str(e).splitlines()[0][:160]})", str(path)) from None
 
 
-def _own_error(e: BaseException | None) -> BaseException | None:
+def _own_error(e: BaseException | None, suspect: Callable[[str, str], str | None] | None = None
+               ) -> BaseException | None:
     """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError`` or
     ``RuntimeError`` raised while a zoo class's ``__init__`` ran (its own check, or torch refusing what it was
-    handed: ``nn.Dropout(1.5)``, ``nn.LSTM(hidden_size=0)``), as a one-line :class:`ConfigError` naming the class."""
+    handed: ``nn.Dropout(1.5)``, ``nn.LSTM(hidden_size=0)``), as a one-line :class:`ConfigError` naming the class,
+    and the key when ``suspect(group, message)`` finds it."""
     seen, chain = set(), []
     while e is not None and id(e) not in seen:
         seen.add(id(e))
@@ -350,9 +379,33 @@ def _own_error(e: BaseException | None) -> BaseException | None:
             message = " ".join(str(e).split())
             if own:  # a zoo class's own check of its arguments
                 return ConfigError(f"{inner}: {message}")
-            return ConfigError(f"{where} ({outer}): {message}" + (f", raised building its {inner}" if inner != outer
-                                                                   else ""))
+            via = f", raised building its {inner}" if inner != outer else ""
+            key = suspect(where.partition(".")[0], message) if suspect is not None else None
+            if key is not None:
+                return ConfigError(f"{key} ({outer}): {message}{via}")
+            return ConfigError(f"--{where} ({outer}): {message}{via}")
     return None
+
+
+def _suspect(config: dict, argv: list[str], group: str, message: str) -> str | None:
+    """``where: --key value`` for the one number-valued key under ``config[group]`` whose value appears in
+    ``message`` (torch's ``negative dimension -1``), or None when no key or several match."""
+    numbers = {float(m) for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", message)}
+    found = [(key, value) for key, value in _leaves(config.get(group) or {}, group)
+             if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value) in numbers]
+    if len(found) != 1:
+        return None
+    key, value = found[0]
+    place = where_set(key, argv)
+    return f"{place}: --{key} {value}" if place == "command line" else f"{place}: {key}: {value}"
+
+
+def _leaves(value: Any, path: str):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}")
+    else:
+        yield path, value
 
 
 def _building(e: BaseException) -> tuple[str, str, str, bool] | None:

@@ -182,7 +182,8 @@ class NERDataModule(pl.LightningDataModule):
         if path is None:
             raise FileNotFoundError(f"{type(self).__name__} has no {split} file")
         if not path.exists():
-            raise FileNotFoundError(f"{path} not found ({type(self).__name__} {split} split); check data_dir")
+            raise FileNotFoundError(f"{path.absolute()} not found ({type(self).__name__} {split} split); check "
+                                    "data_dir")
         return self._prepare(self.read_named_split(split, path), path)
 
     def _prepare(self, sents: list[Sentence], path: object) -> list[Sentence]:
@@ -215,7 +216,7 @@ class NERDataModule(pl.LightningDataModule):
         if self.embeddings:
             from ner_zoo.data.vectors import read_vectors
 
-            glove_words = set(read_vectors(self.embeddings)[0])
+            glove_words = set(read_vectors(self.embeddings, key="data.init_args.embeddings")[0])
             others = [s for split in SPLITS for s in self._available(split)]
             pretrained = [t for s in others for t in s.tokens if t in glove_words or t.lower() in glove_words]
         words = Vocab.build_words(train, self.lower, self.normalize_digits, self.min_freq, pretrained)
@@ -254,6 +255,11 @@ class NERDataModule(pl.LightningDataModule):
                                   "would not measure the model", self.split_path("dev"))
         for split in wanted:
             sents = self.sentences(split)
+            if not sents and split == "dev" and self.split_path("dev") is None:  # carved from train, to nothing
+                raise DataFormatError(
+                    f"the dev split has no sentences: there is no dev file, and dev_fraction {self.dev_fraction} of "
+                    f"the {len(self.sentences('train'))} training sentences held out none (set "
+                    "--data.init_args.dev_file, or a larger --data.init_args.dev_fraction)", self.split_path("train"))
             if not sents:
                 raise DataFormatError(f"the {split} split has no sentences", self.split_path(split))
             if split != "train" and not (split == "dev" and self.train_on == "train+dev"):
@@ -274,9 +280,12 @@ class NERDataModule(pl.LightningDataModule):
             world, rank = self.trainer.world_size, self.trainer.global_rank
         bs = self.batch_size if train else self.eval_batch_size
         lengths = [len(s) for s in sentences]
+        # trainer.overfit_batches: the same first batches every epoch, so none shuffled; and Lightning replaces any
+        # loader's sampler but a SequentialSampler by one over single sentences, so ours goes in as batch_sampler
+        overfit = bool(self.trainer is not None and self.trainer.overfit_batches)
         if train and self.batch_tokens is not None:
-            sampler = TokenBudgetSampler(lengths, self.batch_tokens, num_replicas=world, rank=rank,
-                                         seed=self.split_seed)
+            sampler = TokenBudgetSampler(lengths, self.batch_tokens, shuffle=not overfit, num_replicas=world,
+                                         rank=rank, seed=self.split_seed)
             if sampler.over_budget:
                 rank_zero_warn(f"{len(sampler.over_budget)} training sentence(s) are longer than data.batch_tokens="
                                f"{self.batch_tokens} (longest {sampler.over_budget[-1]} tokens); each is a batch of "
@@ -284,13 +293,16 @@ class NERDataModule(pl.LightningDataModule):
         else:
             if self.bucket or not train:
                 lengths = self.bucket_lengths(sentences)
-            sampler = ShardSampler(lengths, bs, shuffle=train, bucket=self.bucket or not train, pad=train,
-                                   num_replicas=world, rank=rank, seed=self.split_seed)
+            sampler = ShardSampler(lengths, bs, shuffle=train and not overfit, bucket=self.bucket or not train,
+                                   pad=train, num_replicas=world, rank=rank, seed=self.split_seed)
         loader = ResumableDataLoader if train else DataLoader  # train: resumable mid-epoch (see batching)
         collate = collate or self.collate_fn()
         if train and isinstance(collate, Collator):  # ids of every training sentence built once, up front
             for s in sentences:
                 collate.sentence_ids(s)
+        if overfit:
+            return DataLoader(IndexedDataset(sentences), batch_sampler=sampler, collate_fn=collate,
+                              num_workers=self.num_workers, pin_memory=self.pin_memory)
         # a generator of its own: starting an epoch then draws nothing from the global random state, so the
         # dropout masks of a run resumed from a checkpoint (which stores that state) match the first run's
         return loader(IndexedDataset(sentences), batch_size=None, sampler=sampler,  # the sampler yields batches

