@@ -324,6 +324,56 @@ def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, dat
     _any_value(capsys, fit_config, data.draw(st.sampled_from(config_leaves)), value)
 
 
+def _leaves_of(cfg: Path, prefix: str = "model.") -> list[str]:
+    import io
+    from contextlib import redirect_stdout
+
+    import yaml
+
+    from ner_zoo.cli.main import main
+
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        main(["fit", "--config", str(cfg), "--print_config"])
+
+    def leaves(value, path=""):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from leaves(v, f"{path}.{k}" if path else k)
+        elif not isinstance(value, list):
+            yield path
+
+    return sorted(k for k in leaves(yaml.safe_load(out.getvalue())) if k.startswith(prefix))
+
+
+_MODEL_CONFIGS: dict[str, tuple[Path, list[str]]] = {}
+
+
+def _model_config(name: str) -> tuple[Path, list[str]]:
+    """The tiny fit config of registry model ``name`` (without a transformer) and its model keys, made once."""
+    if name not in _MODEL_CONFIGS:
+        from ner_zoo.testing.tiny import column_fit_config, tiny_model
+
+        cfg = column_fit_config(Path(tempfile.mkdtemp(prefix="inv-model-")), tiny_model(name), TRAIN * 2, TRAIN)
+        _MODEL_CONFIGS[name] = cfg, _leaves_of(cfg)
+    return _MODEL_CONFIGS[name]
+
+
+def _plain_models() -> list[str]:
+    from ner_zoo.testing.tiny import TINY, TRANSFORMER_MODELS
+
+    return [n for n in TINY if n not in TRANSFORMER_MODELS]
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=80)
+@given(data=st.data(), value=st.sampled_from(EDGE_VALUES))
+def test_any_model_argument_of_any_model_invariants_long(capsys, data, value):
+    """Every registry model without a transformer, any scalar of its ``model`` config."""
+    cfg, keys = _model_config(data.draw(st.sampled_from(_plain_models())))
+    _any_value(capsys, cfg, data.draw(st.sampled_from(keys)), value)
+
+
 # Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
 @pytest.mark.parametrize("key, value, says", [
     ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),
@@ -333,6 +383,8 @@ def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, dat
      "command line: --model.init_args.char_encoder.init_args.char_dim -1 (BiLSTMCRF): Trying to create tensor with "
      "negative dimension -1"),
     ("checkpoint.mode", "true", "--checkpoint settings Lightning refuses: `mode` can be min, max but got true"),
+    ("model.init_args.lstm_layers", "null", "command line: --model.init_args.lstm_layers cannot be null (BiLSTMCRF "
+                                            "needs a value)"),
     ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),
     ("trainer.val_check_interval", "1000", "Lightning refuses the settings: `val_check_interval` (1000)"),
     ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
@@ -341,6 +393,14 @@ def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, dat
 def test_config_values_torch_numpy_or_lightning_refuse_are_one_line(fit_config, capsys, key, value, says):
     rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)
     assert rc == 2 and "Traceback" not in err and says in err.strip().splitlines()[-1], err[-2000:]
+
+
+def test_null_vectors_on_the_command_line_mean_random_vectors(fit_config, tmp_path, capsys):
+    """``--model.init_args.words.vectors null`` reached the frozen ``Words`` as the string 'None': a traceback."""
+    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, "--trainer.default_root_dir", tmp_path,
+                         "--checkpoint.dirpath", tmp_path / "ckpt", "--record.path", tmp_path / "r.json",
+                         "--model.init_args.words.vectors", "null")
+    assert rc == 0, err[-2000:]
 
 
 class RecordBatches(__import__("lightning.pytorch").pytorch.Callback):

@@ -149,6 +149,64 @@ def check_config(config: dict, subcommand: str | None, where: Callable[[str], st
                               f"{str(e).split(': ', 1)[1]}") from None
 
 
+def _takes_none(cls: type, name: str) -> bool:
+    """Whether ``cls(name=None)`` is declared: the first ``__init__`` along the MRO that names the parameter allows
+    None (``Optional``, ``Any``, no annotation, or a None default); True when none names it (``**kwargs`` beyond)."""
+    import inspect
+    import types
+    import typing
+
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            param = inspect.signature(init).parameters.get(name)
+        except (TypeError, ValueError):
+            continue
+        if param is None:
+            continue
+        if param.default is None:
+            return True
+        try:
+            hint = typing.get_type_hints(init).get(name, typing.Any)
+        except Exception:  # an annotation that does not resolve here: not ours to judge
+            return True
+        if hint is typing.Any or hint is type(None):
+            return True
+        return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint)
+    return True
+
+
+def check_nulls(config: dict, where: Callable[[str], str]) -> None:
+    """A ``null`` given for an argument of a class in the config (``class_path``/``init_args``, nested components
+    too) that does not take None is one :class:`ConfigError` line naming the key (jsonargparse lets it through in
+    subclass mode, and the class then fails on it far from the config)."""
+    from importlib import import_module
+
+    def visit(node: Any, path: str) -> None:
+        if not isinstance(node, dict):
+            return
+        cls = None
+        if isinstance(node.get("class_path"), str) and isinstance(node.get("init_args"), dict):
+            module, _, name = node["class_path"].rpartition(".")
+            try:
+                cls = getattr(import_module(module), name)
+            except Exception:  # jsonargparse names an unknown class itself
+                cls = None
+        for key, value in node.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if key == "init_args" and isinstance(cls, type) and isinstance(value, dict):
+                for arg, given in value.items():
+                    if given is None and not _takes_none(cls, arg):
+                        place = where(f"{sub}.{arg}")
+                        shown = f"--{sub}.{arg}" if place == "command line" else f"{sub}.{arg}"
+                        raise ConfigError(f"{place}: {shown} cannot be null ({cls.__name__} needs a value)")
+            visit(value, sub)
+
+    visit(config, "")
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """A YAML loader that refuses a key repeated in one mapping (plain YAML keeps the last value silently)."""
 

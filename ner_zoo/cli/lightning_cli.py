@@ -41,7 +41,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.data.datamodule import NERDataModule
-from ner_zoo.cli.config_checks import check_config, check_yaml_files
+from ner_zoo.cli.config_checks import check_config, check_nulls, check_yaml_files
 from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_configs, run_identity
 from ner_zoo.cli.progress_bar import calm_default_progress_bar
 from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
@@ -134,15 +134,13 @@ class NERZooCLI(LightningCLI):
         finally:
             for p in parsers:
                 p.exit_on_error = True
+        command = self.config.get("subcommand")
+        config = self.config[command] if command else self.config
+        # the seed's range before Lightning seeds with it (numpy's traceback otherwise), nulls before any class
+        check_config({"seed_everything": config.get("seed_everything")}, command, lambda key: where_set(key, argv))
+        check_nulls(config.as_dict(), lambda key: where_set(key, argv))  # as_dict keeps the nulls a dump drops
         if self.config.get("subcommand") == "fit":  # before Lightning reads --ckpt_path: `last` resolved here
             self.fit_run = self._prepare_fit_run("fit")
-
-    def _set_seed(self) -> None:
-        """As LightningCLI's, after the seed's range is checked (numpy's: a traceback from inside Lightning else)."""
-        config = self.config[self.subcommand] if self.subcommand else self.config
-        check_config({"seed_everything": config.get("seed_everything")}, self.subcommand,
-                     lambda key: where_set(key, getattr(self, "_argv", [])))
-        super()._set_seed()
 
     @staticmethod
     def _command(argv: list[str]) -> str:
@@ -361,8 +359,8 @@ class _SaveNamingErrors:
 
 def _own_error(e: BaseException | None, suspect: Callable[[str, str], str | None] | None = None
                ) -> BaseException | None:
-    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError`` or
-    ``RuntimeError`` raised while a zoo class's ``__init__`` ran (its own check, or torch refusing what it was
+    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError``,
+    ``RuntimeError`` or ``TypeError`` raised while a zoo class's ``__init__`` ran (its own check, or torch refusing what it was
     handed: ``nn.Dropout(1.5)``, ``nn.LSTM(hidden_size=0)``), as a one-line :class:`ConfigError` naming the class,
     and the key when ``suspect(group, message)`` finds it."""
     seen, chain = set(), []
@@ -373,11 +371,11 @@ def _own_error(e: BaseException | None, suspect: Callable[[str, str], str | None
         chain.append(e)
         e = e.__cause__ or e.__context__
     for e in chain:
-        built = _building(e) if type(e) in (ValueError, RuntimeError) else None
+        built = _building(e) if type(e) in (ValueError, RuntimeError, TypeError) else None
         if built is not None:
             where, outer, inner, own = built
             message = " ".join(str(e).split())
-            if own:  # a zoo class's own check of its arguments
+            if own and type(e) is ValueError:  # a zoo class's own check of its arguments
                 return ConfigError(f"{inner}: {message}")
             via = f", raised building its {inner}" if inner != outer else ""
             key = suspect(where.partition(".")[0], message) if suspect is not None else None

@@ -125,6 +125,8 @@ class Words:
     singleton_unk: float = 0.0
 
     def __post_init__(self):
+        if self.vectors in ("None", "null", ""):  # `--...words.vectors null` reaches a dataclass as the string
+            object.__setattr__(self, "vectors", None)  # frozen
         if self.dim < 1:
             raise ValueError(f"words.dim must be >= 1, got {self.dim}")
         if not 0.0 <= self.singleton_unk <= 1.0:
