@@ -68,6 +68,9 @@ def test_dev_curve_reads_metrics_csv(tmp_path):
     _metrics(tmp_path / "b" / "csv" / "version_2" / "metrics.csv", [0.99, 0.98, 0.5], test=None, first=3)
     _metrics(tmp_path / "b" / "csv" / "version_10" / "metrics.csv", [0.97], first=5)  # version 10 after 2
     assert dev_curve({"_path": str(tmp_path / "b" / "results.json")}) == [*RISING[:3], 0.99, 0.98, 0.97]
+    # a variant's run: the CLI names its CSV logger after the variant (``csv-no_fusion``); it read "no curve"
+    _metrics(tmp_path / "v" / "csv-no_fusion" / "version_0" / "metrics.csv", RISING)
+    assert dev_curve({"_path": str(tmp_path / "v" / "results.json")}) == RISING
     # the checkpoint's monitor names the dev metric
     _metrics(tmp_path / "c" / "metrics.csv", RISING, key="val/accuracy")
     assert dev_curve({"_path": str(tmp_path / "c" / "results.json")}) is None

@@ -38,16 +38,20 @@ def _monitor(rec: dict) -> str:
 
 def metrics_files(rec: dict) -> list[Path]:
     """The ``metrics.csv`` files of a record: the one beside ``results.json`` (as ``docs/runs`` keeps them), else
-    those the CSVLogger wrote under the run folder (``tools/run_matrix.py``: ``csv/version_<n>/``), oldest first."""
+    those a CSVLogger wrote under the run folder, oldest first: ``<name>/version_<n>/``, whatever the logger's name
+    (``csv``, or ``csv-<variant>`` as the CLI names a variant's logger)."""
     if not rec.get("_path"):
         return []
     folder = Path(rec["_path"]).parent
     beside = folder / "metrics.csv"
     if beside.is_file():
         return [beside]
-    logged = folder.glob("csv/version_*/metrics.csv")
-    return sorted(logged, key=lambda p: int(p.parent.name.removeprefix("version_"))
-                  if p.parent.name.removeprefix("version_").isdigit() else -1)
+
+    def version(p: Path) -> tuple[int, str]:
+        n = p.parent.name.removeprefix("version_")
+        return (int(n) if n.isdigit() else -1, p.parent.parent.name)
+
+    return sorted(folder.glob("*/version_*/metrics.csv"), key=version)
 
 
 def dev_curve(rec: dict) -> list[float] | None:
