@@ -383,6 +383,8 @@ def test_any_model_argument_of_any_model_invariants_long(capsys, data, value):
      "command line: --model.init_args.char_encoder.init_args.char_dim -1 (BiLSTMCRF): Trying to create tensor with "
      "negative dimension -1"),
     ("checkpoint.mode", "true", "--checkpoint settings Lightning refuses: `mode` can be min, max but got true"),
+    ("model.init_args.words.singleton_unk", ".inf", "command line: --model.init_args.words.singleton_unk inf: Words: "
+                                                   "words.singleton_unk is a probability, got inf"),
     ("model.init_args.lstm_layers", "null", "command line: --model.init_args.lstm_layers cannot be null (BiLSTMCRF "
                                             "needs a value)"),
     ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),

@@ -373,7 +373,8 @@ def test_a_bad_model_argument_is_one_line_naming_the_class(tmp_path, capsys):
     """A ``ValueError`` a zoo class raises on its own argument: one line, not jsonargparse's dump of the config."""
     rc, _, err = ner_zoo(capsys, "fit", "--config", config(tmp_path), "--model", "ner_zoo.models.PSA",
                          "--model.init_args.window", "0")
-    assert rc == 2 and one_error_line(err) == "ner-zoo: error: PositionAwareSelfAttention: window must be >= 1, got 0"
+    assert rc == 2 and one_error_line(err) == ("ner-zoo: error: command line: --model.init_args.window 0: "
+                                               "PositionAwareSelfAttention: window must be >= 1, got 0")
     assert len(err) < 2000, err[-2000:]
 
 # --- 7: missing encoders and extras ----------------------------------------------------------------------------------

@@ -178,19 +178,19 @@ class NERZooCLI(LightningCLI):
         try:
             super().instantiate_classes()
         except Exception as e:
+            if self.ckpt_model and "NERModule" in str(e) and _raised_error(e) is None:
+                raise checkpoint_checks.settings_error(*self.ckpt_model, e) from None  # the checkpoint's settings
             cause = _own_error(e, self._suspect)
-            if cause is None and self.ckpt_model and "NERModule" in str(e):  # the checkpoint's settings
-                raise checkpoint_checks.settings_error(*self.ckpt_model, e) from None
             if cause is None:
                 cause = self._lightning_refusal(e)
             if cause is None:
                 raise
             raise cause from None
 
-    def _suspect(self, group: str, message: str) -> str | None:
+    def _suspect(self, groups: list[str], message: str) -> str | None:
         config = self.config[self.subcommand] if self.subcommand else self.config
         plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
-        return _suspect(plain, getattr(self, "_argv", []), group, message)
+        return _suspect(plain, getattr(self, "_argv", []), groups, message)
 
     def _lightning_refusal(self, e: BaseException) -> ConfigError | None:
         """A Lightning class of a config group (``--checkpoint.mode true``) refusing its settings, as one line
@@ -357,40 +357,56 @@ class _SaveNamingErrors:
             raise OSError(None, f"cannot write the checkpoint ({str(e).splitlines()[0][:160]})", str(path)) from None
 
 
-def _own_error(e: BaseException | None, suspect: Callable[[str, str], str | None] | None = None
+def _own_error(e: BaseException | None, suspect: Callable[[list[str], str], str | None] | None = None
                ) -> BaseException | None:
     """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError``,
     ``RuntimeError`` or ``TypeError`` raised while a zoo class's ``__init__`` ran (its own check, or torch refusing what it was
     handed: ``nn.Dropout(1.5)``, ``nn.LSTM(hidden_size=0)``), as a one-line :class:`ConfigError` naming the class,
-    and the key when ``suspect(group, message)`` finds it."""
-    seen, chain = set(), []
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        if isinstance(e, (NerZooError, OSError)):
-            return e
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    for e in chain:
+    and the key when ``suspect(groups, message)`` finds it."""
+    raised = _raised_error(e)
+    if raised is not None:
+        return raised
+    for e in _chain(e):
         built = _building(e) if type(e) in (ValueError, RuntimeError, TypeError) else None
         if built is not None:
             where, outer, inner, own = built
             message = " ".join(str(e).split())
+            groups = [where.partition(".")[0]] if where != "the config" else ["model", "data"]
+            key = suspect(groups, message) if suspect is not None else None
             if own and type(e) is ValueError:  # a zoo class's own check of its arguments
-                return ConfigError(f"{inner}: {message}")
+                return ConfigError(f"{key}: {inner}: {message}" if key else f"{inner}: {message}")
             via = f", raised building its {inner}" if inner != outer else ""
-            key = suspect(where.partition(".")[0], message) if suspect is not None else None
-            if key is not None:
-                return ConfigError(f"{key} ({outer}): {message}{via}")
-            return ConfigError(f"--{where} ({outer}): {message}{via}")
+            return ConfigError(f"{key or '--' + where} ({outer}): {message}{via}")
     return None
 
 
-def _suspect(config: dict, argv: list[str], group: str, message: str) -> str | None:
-    """``where: --key value`` for the one number-valued key under ``config[group]`` whose value appears in
-    ``message`` (torch's ``negative dimension -1``), or None when no key or several match."""
-    numbers = {float(m) for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", message)}
-    found = [(key, value) for key, value in _leaves(config.get(group) or {}, group)
-             if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value) in numbers]
+def _chain(e: BaseException | None) -> list[BaseException]:
+    """``e`` and its causes (or contexts), outermost first."""
+    seen, chain = set(), []
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    return chain
+
+
+def _raised_error(e: BaseException | None) -> BaseException | None:
+    """The first :class:`NerZooError` or ``OSError`` among ``e`` and its causes."""
+    return next((x for x in _chain(e) if isinstance(x, (NerZooError, OSError))), None)
+
+
+def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> str | None:
+    """``where: --key value`` for the one key under ``config[group]`` (each of ``groups``) that ``message`` names
+    (its last parts: ``words.singleton_unk``, ``window``), or else whose number ``message`` quotes (torch's
+    ``negative dimension -1``); None when no key or several match."""
+    leaves = [(key, value) for group in groups for key, value in _leaves(config.get(group) or {}, group)
+              if not isinstance(value, (dict, list))]
+    names = set(re.findall(r"[A-Za-z_][\w.]*[A-Za-z_\d]", message))
+    found = [(k, v) for k, v in leaves if any(k.endswith("." + n) for n in names)]
+    if len(found) != 1:
+        numbers = {float(m) for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", message)}
+        found = [(k, v) for k, v in leaves
+                 if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) in numbers]
     if len(found) != 1:
         return None
     key, value = found[0]
