@@ -383,12 +383,16 @@ def test_any_model_argument_of_any_model_invariants_long(capsys, data, value):
      "command line: --model.init_args.char_encoder.init_args.char_dim -1 (BiLSTMCRF): Trying to create tensor with "
      "negative dimension -1"),
     ("checkpoint.mode", "true", "--checkpoint settings Lightning refuses: `mode` can be min, max but got true"),
-    ("model.init_args.words.singleton_unk", ".inf", "command line: --model.init_args.words.singleton_unk inf: Words: "
-                                                   "words.singleton_unk is a probability, got inf"),
+    ("model.init_args.words.singleton_unk", "1.5", "command line: --model.init_args.words.singleton_unk 1.5: Words: "
+                                                  "words.singleton_unk is a probability, got 1.5"),
     ("model.init_args.lstm_layers", "null", "command line: --model.init_args.lstm_layers cannot be null (BiLSTMCRF "
                                             "needs a value)"),
     ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),
-    ("trainer.val_check_interval", "1000", "Lightning refuses the settings: `val_check_interval` (1000)"),
+    ("trainer.val_check_interval", "1000", "--trainer.val_check_interval: Lightning refuses the settings: "
+                                           "`val_check_interval` (1000)"),
+    ("trainer.limit_val_batches", "0.1", "--trainer.limit_val_batches: Lightning refuses the settings: You requested "
+                                         "to check 0.1 of the `val_dataloader`"),
+    ("model.init_args.words.singleton_unk", ".nan", "--model.init_args.words.singleton_unk must be a finite number"),
     ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
     ("seed_everything", "-1", "--seed_everything must be an integer in [0, 4294967295]"),
 ])

@@ -26,6 +26,10 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def finite(v: Any) -> str | None:
+    return None if _num(v) else "must be a finite number"
+
+
 def positive_int(v: Any) -> str | None:
     return None if _int(v) and v >= 1 else "must be a positive integer"
 
@@ -124,6 +128,8 @@ def check_config(config: dict, subcommand: str | None, where: Callable[[str], st
         rule = next((rule for suffix, rule in RULES if key == suffix or key.endswith("." + suffix)), None)
         if rule is None and key.startswith(("model.", "data.")):
             rule = next((rule for test, rule in NAME_RULES if test(key.rpartition(".")[2])), None)
+        if rule is None and key.startswith(("model.", "data.")) and isinstance(value, float):
+            rule = finite  # YAML's .nan / .inf reach a float argument; no model or data argument means them
         problem = rule(value) if rule is not None else None
         if problem:
             place = where(key)

@@ -17,6 +17,7 @@ Errors in the user's input (data files, checkpoints, paths) print one line, ``ne
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from typing import Sequence
@@ -54,7 +55,22 @@ def lightning_refusal(e: BaseException) -> str | None:
         tb = tb.tb_next
     raised_by_lightning = tb is not None and "/lightning/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
     refusal = type(e).__name__ == "MisconfigurationException" or (type(e) is ValueError and raised_by_lightning)
-    return f"Lightning refuses the settings: {' '.join(str(e).split())}" if refusal else None
+    if not refusal:
+        return None
+    message = " ".join(str(e).split())
+    found = [(m.start(), name) for name in _trainer_arguments() if (m := re.search(rf"\b{name}\b", message))]
+    named = f"--trainer.{min(found)[1]}: " if found else ""  # the first the message names: what it is about
+    return f"{named}Lightning refuses the settings: {message}"
+
+
+def _trainer_arguments() -> list[str]:
+    """The ``Trainer``'s argument names (Lightning is loaded: it raised)."""
+    import inspect
+
+    trainer = getattr(sys.modules.get("lightning.pytorch"), "Trainer", None)
+    if trainer is None:
+        return []
+    return [p for p in inspect.signature(trainer.__init__).parameters if p != "self"]
 
 
 def main(argv: Sequence[str] | None = None) -> int | None:
