@@ -195,7 +195,7 @@ class NERZooCLI(LightningCLI):
     def _lightning_refusal(self, e: BaseException) -> ConfigError | None:
         """A Lightning class of a config group (``--checkpoint.mode true``) refusing its settings, as one line
         naming the group; None for anything else."""
-        from ner_zoo.cli.main import lightning_refusal
+        from ner_zoo.cli.refusals import lightning_refusal
 
         line = lightning_refusal(e)
         if line is None:

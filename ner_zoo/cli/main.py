@@ -17,7 +17,6 @@ Errors in the user's input (data files, checkpoints, paths) print one line, ``ne
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 from typing import Sequence
@@ -44,33 +43,6 @@ def error_line(e: BaseException) -> str:
     if isinstance(e, OSError) and not isinstance(e, NerZooError) and e.filename is not None:
         return f"{e.filename}: {e.strerror or e}"
     return " ".join(str(e).split("\n")) or type(e).__name__
-
-
-def lightning_refusal(e: BaseException) -> str | None:
-    """One line for a setting Lightning refuses once it meets the data (``val_check_interval`` above the number of
-    training batches, ...): a ``ValueError`` raised by Lightning's own code, or its ``MisconfigurationException``;
-    None for anything else (a traceback: a bug)."""
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    raised_by_lightning = tb is not None and "/lightning/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
-    refusal = type(e).__name__ == "MisconfigurationException" or (type(e) is ValueError and raised_by_lightning)
-    if not refusal:
-        return None
-    message = " ".join(str(e).split())
-    found = [(m.start(), name) for name in _trainer_arguments() if (m := re.search(rf"\b{name}\b", message))]
-    named = f"--trainer.{min(found)[1]}: " if found else ""  # the first the message names: what it is about
-    return f"{named}Lightning refuses the settings: {message}"
-
-
-def _trainer_arguments() -> list[str]:
-    """The ``Trainer``'s argument names (Lightning is loaded: it raised)."""
-    import inspect
-
-    trainer = getattr(sys.modules.get("lightning.pytorch"), "Trainer", None)
-    if trainer is None:
-        return []
-    return [p for p in inspect.signature(trainer.__init__).parameters if p != "self"]
 
 
 def main(argv: Sequence[str] | None = None) -> int | None:
@@ -109,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int | None:
               "--ckpt_path last)", file=sys.stderr)
         return SIGTERM_EXIT
     except Exception as e:  # Lightning refusing a setting late (lightning_refusal); anything else: a traceback
+        from ner_zoo.cli.refusals import lightning_refusal
+
         line = None if debug else lightning_refusal(e)
         if line is None:
             raise
