@@ -269,9 +269,8 @@ EDGE_VALUES = ["0", "-1", "1", "0.5", "1.5", "-0.5", ".nan", ".inf", "x", "null"
 NOT_DRAWN = ("trainer.devices", "trainer.num_nodes")  # 2 on CPU is a valid multi-process run: slow, not wrong
 
 
-@pytest.fixture(scope="module")
-def config_leaves(fit_config):
-    """Every scalar of the parsed fit config (``--print_config``): model, data, trainer, checkpoint, ..."""
+def _leaves_of(cfg: Path, prefix: str = "model.") -> list[str]:
+    """The dotted keys of the scalars of the parsed config (``--print_config``) that start with ``prefix``."""
     import io
     from contextlib import redirect_stdout
 
@@ -281,16 +280,22 @@ def config_leaves(fit_config):
 
     out = io.StringIO()
     with redirect_stdout(out), pytest.raises(SystemExit):
-        main(["fit", "--config", str(fit_config), "--print_config"])
+        main(["fit", "--config", str(cfg), "--print_config"])
 
     def leaves(value, path=""):
         if isinstance(value, dict):
             for k, v in value.items():
                 yield from leaves(v, f"{path}.{k}" if path else k)
-        elif not isinstance(value, list) and path not in NOT_DRAWN:
+        elif not isinstance(value, list):
             yield path
 
-    return sorted(leaves(yaml.safe_load(out.getvalue())))
+    return sorted(k for k in leaves(yaml.safe_load(out.getvalue())) if k.startswith(prefix))
+
+
+@pytest.fixture(scope="module")
+def config_leaves(fit_config):
+    """Every scalar of the parsed fit config (``--print_config``): model, data, trainer, checkpoint, ..."""
+    return [k for k in _leaves_of(fit_config, "") if k not in NOT_DRAWN]
 
 
 def _any_value(capsys, cfg: Path, key: str, value: str) -> None:
@@ -322,28 +327,6 @@ def test_any_config_value_invariants(fit_config, config_leaves, capsys, data, va
 @given(data=st.data(), value=st.sampled_from(EDGE_VALUES))
 def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, data, value):
     _any_value(capsys, fit_config, data.draw(st.sampled_from(config_leaves)), value)
-
-
-def _leaves_of(cfg: Path, prefix: str = "model.") -> list[str]:
-    import io
-    from contextlib import redirect_stdout
-
-    import yaml
-
-    from ner_zoo.cli.main import main
-
-    out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(SystemExit):
-        main(["fit", "--config", str(cfg), "--print_config"])
-
-    def leaves(value, path=""):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                yield from leaves(v, f"{path}.{k}" if path else k)
-        elif not isinstance(value, list):
-            yield path
-
-    return sorted(k for k in leaves(yaml.safe_load(out.getvalue())) if k.startswith(prefix))
 
 
 _MODEL_CONFIGS: dict[str, tuple[Path, list[str]]] = {}
