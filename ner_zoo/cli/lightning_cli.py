@@ -14,6 +14,9 @@
   tags ``key:value`` pairs (paper, dataset, variant, overlay, encoder, seed, precision, hardware); ``val/f1``
   summarises to its maximum. A file logger's name gets ``-<variant>`` so variants log to separate folders
   (:mod:`ner_zoo.cli.loggers`).
+* Bad values are one line, never a traceback: ranges, names and nulls are checked after parsing
+  (:mod:`ner_zoo.cli.config_checks`); what a class (ours, torch's or Lightning's) still refuses while being built
+  names the group, the class and, when it can, the key (:func:`_own_error`, :mod:`ner_zoo.cli.refusals`).
 * The fully resolved config is saved to the run's folder (:meth:`RunRecorder.run_dir`) and sent to every
   logger, with flat keys ``model, dataset, variant, seed, encoder, overlays, recipe`` beside it.
 
