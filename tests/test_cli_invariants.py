@@ -368,6 +368,7 @@ def test_any_model_argument_of_any_model_invariants_long(capsys, data, value):
     ("checkpoint.mode", "true", "--checkpoint settings Lightning refuses: `mode` can be min, max but got true"),
     ("model.init_args.words.singleton_unk", "1.5", "command line: --model.init_args.words.singleton_unk 1.5: Words: "
                                                   "words.singleton_unk is a probability, got 1.5"),
+    ("data.init_args.file_scheme", "bmes", "--data.init_args.file_scheme is not a known tag scheme"),
     ("model.init_args.lstm_layers", "null", "command line: --model.init_args.lstm_layers cannot be null (BiLSTMCRF "
                                             "needs a value)"),
     ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),

@@ -95,6 +95,7 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
     ("data.init_args.min_freq", non_negative_int),
     ("data.init_args.dev_fraction", probability),
     ("data.init_args.tag_scheme", tag_scheme),
+    ("data.init_args.file_scheme", lambda v: None if v in (None, "") else tag_scheme(v)),  # unset: detected
     ("optimizer.init_args.lr", finite_non_negative),
     ("optimizer.init_args.weight_decay", non_negative_finite),
     ("trainer.max_epochs", epochs),

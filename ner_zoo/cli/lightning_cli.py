@@ -402,8 +402,7 @@ def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> 
     """``where: --key value`` for the one key under ``config[group]`` (each of ``groups``) that ``message`` names
     (its last parts: ``words.singleton_unk``, ``window``), or else whose number ``message`` quotes (torch's
     ``negative dimension -1``); None when no key or several match."""
-    leaves = [(key, value) for group in groups for key, value in _leaves(config.get(group) or {}, group)
-              if not isinstance(value, (dict, list))]
+    leaves = [(key, value) for group in groups for key, value in _leaves(config.get(group) or {}, group)]
     names = set(re.findall(r"[A-Za-z_][\w.]*[A-Za-z_\d]", message))
     found = [(k, v) for k, v in leaves if any(k.endswith("." + n) for n in names)]
     if len(found) != 1:
