@@ -357,6 +357,13 @@ def test_any_model_argument_of_any_model_invariants_long(capsys, data, value):
     _any_value(capsys, cfg, data.draw(st.sampled_from(keys)), value)
 
 
+def test_a_negative_span_width_is_one_line_naming_the_key(capsys):  # found by the per-model generator
+    cfg, _ = _model_config("locate_and_label")
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model.init_args.max_width", "-1")
+    assert rc == 2 and "command line: --model.init_args.max_width -1: LocateAndLabel: max_width must be a positive " \
+        "number of words" in err.strip().splitlines()[-1], err[-2000:]
+
+
 # Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
 @pytest.mark.parametrize("key, value, says", [
     ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),

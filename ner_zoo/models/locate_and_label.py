@@ -214,6 +214,8 @@ class LocateAndLabel(SpanModel):
                              "nothing; as_released is first + repeat)")
         self.train_widths = normalize_widths(train_widths)
         self.max_width = int(max_width or self.train_widths[-1])
+        if self.max_width < 1:
+            raise ValueError(f"max_width must be a positive number of words, got {max_width}")
         # inputs: the exhaustive classifier's pieces plus POS and document context
         self.pos_feature = pos_feature if pos_feature in self.vocabs.features else None
         self.tokens = TokenEncoder(self.vocabs, words, char_encoder, encoder,
