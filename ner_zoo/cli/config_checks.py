@@ -114,6 +114,12 @@ NAME_RULES: list[tuple[Callable[[str], bool], Callable[[Any], str | None]]] = [
 ]
 
 
+def located(key: str, where: Callable[[str], str]) -> str:
+    """``command line: --key`` or ``file:line: key``: where ``key`` was set, spelled as it was given there."""
+    place = where(key)
+    return f"{place}: --{key}" if place == "command line" else f"{place}: {key}"
+
+
 def _walk(value: Any, path: str = ""):
     if isinstance(value, dict):
         for k, v in value.items():
@@ -133,16 +139,12 @@ def check_config(config: dict, subcommand: str | None, where: Callable[[str], st
             rule = finite  # YAML's .nan / .inf reach a float argument; no model or data argument means them
         problem = rule(value) if rule is not None else None
         if problem:
-            place = where(key)
-            shown = f"--{key}" if place == "command line" else key
-            raise ConfigError(f"{place}: {shown} {problem}, got {value!r}")
+            raise ConfigError(f"{located(key, where)} {problem}, got {value!r}")
     trainer = config.get("trainer") or {}
     if subcommand == "fit":
         for key in ("max_epochs", "max_steps"):
             if trainer.get(key) == 0:
-                place = where(f"trainer.{key}")
-                shown = f"--trainer.{key}" if place == "command line" else f"trainer.{key}"
-                raise ConfigError(f"{place}: {shown} 0 trains nothing; fit needs at least "
+                raise ConfigError(f"{located(f'trainer.{key}', where)} 0 trains nothing; fit needs at least "
                                   "one epoch (to test a checkpoint use `ner-zoo test --ckpt_path`)")
     accelerator = str(trainer.get("accelerator") or "auto")
     if accelerator in ("gpu", "cuda", "mps"):
@@ -206,9 +208,8 @@ def check_nulls(config: dict, where: Callable[[str], str]) -> None:
             if key == "init_args" and isinstance(cls, type) and isinstance(value, dict):
                 for arg, given in value.items():
                     if given is None and not _takes_none(cls, arg):
-                        place = where(f"{sub}.{arg}")
-                        shown = f"--{sub}.{arg}" if place == "command line" else f"{sub}.{arg}"
-                        raise ConfigError(f"{place}: {shown} cannot be null ({cls.__name__} needs a value)")
+                        raise ConfigError(f"{located(f'{sub}.{arg}', where)} cannot be null ({cls.__name__} needs a "
+                                          "value)")
             visit(value, sub)
 
     visit(config, "")
