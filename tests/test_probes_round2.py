@@ -172,3 +172,18 @@ def test_checkpoint_that_is_a_directory(fitted, tmp_path, capsys):  # K-dir
     assert rc == 2 and f"{tmp_path}: not an exported ner-zoo model" in one_error_line(err)  # a folder: an export
     rc, _, err = ner_zoo(capsys, "test", "--config", fitted[0], "--ckpt_path", tmp_path)
     assert rc == 2 and f"{tmp_path}: not a checkpoint file" in one_error_line(err)
+
+
+@pytest.mark.parametrize("command", ["fit", "test", "validate"])
+def test_missing_relative_checkpoint_is_named_in_full_before_any_run_folder(fitted, tmp_path, capsys, monkeypatch,
+                                                                           command):
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = ner_zoo(capsys, command, "--config", fitted[0], "--ckpt_path", "-1")
+    assert rc == 2 and f"-1: checkpoint not found (looked for {tmp_path.resolve() / '-1'})" in one_error_line(err)
+    assert not (tmp_path / "runs").exists()  # no run folder was made for a fit that cannot start
+    if command != "fit":
+        return
+    (tmp_path / "empty").mkdir()  # a run folder to resume names itself as given
+    rc, _, err = ner_zoo(capsys, "fit", "--config", fitted[0], "--ckpt_path", "empty", "--checkpoint.dirpath", "null",
+                         "--record.path", "null")
+    assert rc == 2 and f"--ckpt_path empty: {tmp_path.resolve() / 'empty'} holds no" in one_error_line(err)

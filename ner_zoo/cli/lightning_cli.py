@@ -142,6 +142,10 @@ class NERZooCLI(LightningCLI):
         # the seed's range before Lightning seeds with it (numpy's traceback otherwise), nulls before any class
         check_config({"seed_everything": config.get("seed_everything")}, command, lambda key: where_set(key, argv))
         check_nulls(config.as_dict(), lambda key: where_set(key, argv))  # as_dict keeps the nulls a dump drops
+        ckpt = config.get("ckpt_path")
+        if ckpt and not checkpoint_checks.lightning_name(ckpt) and not Path(ckpt).is_file() and not (
+                command == "fit" and Path(ckpt).is_dir()):  # before a run folder is made for it
+            checkpoint_checks.read(ckpt)
         if self.config.get("subcommand") == "fit":  # before Lightning reads --ckpt_path: `last` resolved here
             self.fit_run = self._prepare_fit_run("fit")
 
@@ -261,7 +265,7 @@ class NERZooCLI(LightningCLI):
         own version would re-apply the stored keys unconverted and load an unreadable file with a traceback."""
         sub = self.config.get("subcommand")
         ckpt = self.config[sub].get("ckpt_path") if sub else None
-        if not ckpt or not Path(ckpt).is_file() and (sub == "fit" or checkpoint_checks.lightning_name(ckpt)):
+        if not ckpt or not Path(ckpt).is_file():  # a name Lightning resolves or a run folder to resume
             return
         given = _model_args(self.config[sub].get("model"))
         hparams = dict(checkpoint_checks.preflight(ckpt)[0].get("hyper_parameters") or {})

@@ -27,7 +27,9 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
     """The checkpoint dict in ``path`` (tensors memory-mapped, not read), or one line naming the file."""
     p = Path(path)
     if not p.is_file():
-        raise CheckpointError(f"{path}: checkpoint not found" if not p.exists() else f"{path}: not a checkpoint file")
+        where = "" if p.is_absolute() else f" (looked for {p.resolve()})"
+        raise CheckpointError(f"{path}: checkpoint not found{where}" if not p.exists()
+                              else f"{path}: not a checkpoint file")
     try:
         if p.stat().st_size == 0:
             raise CheckpointError(f"{path}: empty file, not a checkpoint")

@@ -202,12 +202,12 @@ def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: boo
                               "resume that run with --ckpt_path last")
         return FitRun(run_dir, False, ckpt, step, _wandb_id(run_dir, has_wandb))
 
-    label = run_label(config)
+    label, asked = run_label(config), "last"
     if env_dir:
         run_dir = Path(env_dir)
     elif given not in (None, "last") and Path(given).is_dir():
         run_dir = Path(given)  # --ckpt_path <run folder>: resume that run
-        given = "last"
+        asked, given = given, "last"
     elif given == "last":
         run_dir = latest_run_of(root, label, key, seed)
         if run_dir is None:
@@ -223,7 +223,8 @@ def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: boo
         run_dir = new_run_dir(root, label, wandb_id)
         write_marker(run_dir, {"config_hash": recipe, "resume_key": key, "seed": seed,
                                "created": time.time(), "wandb_id": wandb_id})
-    ckpt, step = _resolve(given, run_dir, run_dir / "checkpoints", explicit_dir=bool(env_dir), hpc_dir=run_dir)
+    ckpt, step = _resolve(given, run_dir, run_dir / "checkpoints", explicit_dir=bool(env_dir), hpc_dir=run_dir,
+                          asked=asked)
     if ckpt is None and given is None and candidates(run_dir) and process_rank() == 0:
         raise ConfigError(f"{run_dir}: already holds checkpoints of another run; resume it with --ckpt_path last "
                           f"or unset {RUN_DIR_ENV}")
@@ -249,7 +250,7 @@ def _wandb_id(run_dir: Path | None, has_wandb: bool) -> str | None:
 
 
 def _resolve(given: str | None, run_dir: Path, ckpt_dir: Path, explicit_dir: bool,
-             hpc_dir: Path) -> tuple[str | None, int | None]:
+             hpc_dir: Path, asked: str = "last") -> tuple[str | None, int | None]:
     """``--ckpt_path``: ``last`` -> the newest state in the run folder (none yet: a fresh start when the folder
     was named by the launcher); a file -> itself."""
     if given is None:
@@ -261,5 +262,6 @@ def _resolve(given: str | None, run_dir: Path, ckpt_dir: Path, explicit_dir: boo
     if found is None:
         if explicit_dir or ckpt_dir.parent != run_dir:  # first segment of a launcher's run folder
             return None, None
-        raise CheckpointError(f"--ckpt_path last: {run_dir} holds no readable checkpoint to resume from")
+        raise CheckpointError(f"--ckpt_path {asked}: {run_dir.absolute()} holds no readable checkpoint to resume "
+                              "from")
     return str(found[0]), found[1]
