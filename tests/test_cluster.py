@@ -94,6 +94,17 @@ def test_ckpt_path_last_resumes_the_latest_run_of_the_config(tmp_path):
     assert main([*args, "--ckpt_path", "last", "--seed_everything", "99"]) == 2  # no run of that seed
 
 
+def test_a_fit_refused_after_its_run_folder_was_chosen_leaves_no_empty_folder(tmp_path, capsys):
+    """Before: each fit refused while its classes were built left a run folder holding only ``run.json``. A
+    fit that fails later keeps its folder: its ``results.json`` records the failure."""
+    args = ["fit", "--config", str(ROOT / "configs" / "quickstart.yaml"), *QUICK,
+            "--trainer.default_root_dir", str(tmp_path / "runs" / "mine")]
+    for bad in (["--model.init_args.lstm_hidden", "0"], ["--data.init_args.train_file", "nope.txt"]):
+        assert main([*args, *bad]) == 2 and "ner-zoo: error:" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["mine"]  # the root stays, emptied
+    assert not any((tmp_path / "runs" / "mine").iterdir())
+
+
 def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
     from ner_zoo.training.run_folder import newest_checkpoint
 

@@ -89,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         print(f"ner-zoo: error: {line}", file=sys.stderr)
         return USAGE_ERROR
     finally:
+        if "ner_zoo.training.run_folder" in sys.modules:  # a fit that stopped before writing into its run folder
+            sys.modules["ner_zoo.training.run_folder"].discard_unstarted()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         if light.active() and not stand_ins_before:  # called from Python: a later import gets the real Lightning

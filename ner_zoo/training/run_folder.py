@@ -8,7 +8,8 @@ Where a run goes (:func:`prepare_fit`, called by the CLI before anything is buil
   Lightning's ``hpc_ckpt_<n>.ckpt`` (SLURM's SIGUSR1) and ``run.json`` (the config hash, seed and W&B run id).
   ``NER_ZOO_RUN_DIR`` names the folder instead (``tools/slurm/fit.sbatch`` derives it from the job id, so a
   requeued job finds it again); every process of one launch must see the same folder, so a process that is
-  not rank 0 without ``NER_ZOO_RUN_DIR`` takes it from ``TORCHELASTIC_RUN_ID`` or ``SLURM_JOB_ID``.
+  not rank 0 without ``NER_ZOO_RUN_DIR`` takes it from ``TORCHELASTIC_RUN_ID`` or ``SLURM_JOB_ID``. A fit
+  refused before it wrote anything there leaves no folder (:func:`discard_unstarted`).
 * ``checkpoint.dirpath`` given (``tools/run_matrix.py``, tests): those paths, as given; a folder that
   already holds checkpoints is refused with one line unless the run resumes from it.
 
@@ -38,6 +39,8 @@ from ner_zoo.io import atomic_write
 
 RUN_DIR_ENV = "NER_ZOO_RUN_DIR"
 MARKER = "run.json"
+#: run folders this process made, with the root they were made under (:func:`discard_unstarted`)
+MADE: list[tuple[Path, Path]] = []
 
 
 @dataclass
@@ -221,6 +224,7 @@ def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: boo
     else:
         wandb_id = _wandb_id(None, has_wandb)
         run_dir = new_run_dir(root, label, wandb_id)
+        MADE.append((run_dir, root))
         write_marker(run_dir, {"config_hash": recipe, "resume_key": key, "seed": seed,
                                "created": time.time(), "wandb_id": wandb_id})
     ckpt, step = _resolve(given, run_dir, run_dir / "checkpoints", explicit_dir=bool(env_dir), hpc_dir=run_dir,
@@ -235,6 +239,24 @@ def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: boo
         write_marker(run_dir, marker)
     wandb_id = marker.get("wandb_id") or _wandb_id(run_dir, has_wandb)
     return FitRun(run_dir, True, ckpt, step, wandb_id)
+
+
+def discard_unstarted() -> None:
+    """Remove the run folders this process made that hold nothing but ``run.json``: a fit refused after its
+    folder was chosen (a missing data file, a setting a class refuses) leaves no empty run behind for
+    ``--ckpt_path last`` to pick; emptied label folders go too, never the root."""
+    while MADE:
+        run_dir, root = MADE.pop()
+        try:
+            if [p.name for p in run_dir.iterdir()] != [MARKER]:
+                continue
+            (run_dir / MARKER).unlink()
+            folder = run_dir
+            while folder != root and root in folder.parents and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+        except OSError:  # removed or filled by someone else meanwhile: leave it
+            continue
 
 
 def _wandb_id(run_dir: Path | None, has_wandb: bool) -> str | None:
