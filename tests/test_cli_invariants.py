@@ -14,6 +14,7 @@ The default (fast) run is part of ``make test``; ``-m slow`` runs the same prope
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -364,6 +365,24 @@ def test_a_negative_span_width_is_one_line_naming_the_key(capsys):  # found by t
         "number of words" in err.strip().splitlines()[-1], err[-2000:]
 
 
+def test_csv_logger_flushing_every_0_steps_is_one_line(capsys, tmp_path):  # found by the generator
+    cfg, _ = _model_config("bilstm_crf")
+    logger = json.dumps({"class_path": "lightning.pytorch.loggers.CSVLogger",
+                         "init_args": {"save_dir": str(tmp_path), "flush_logs_every_n_steps": 0}})
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.logger", logger)
+    assert rc == 2 and "command line: --trainer.logger.init_args.flush_logs_every_n_steps must be a positive " \
+        "integer, got 0" in err.strip().splitlines()[-1], err[-2000:]
+
+
+def test_a_zoo_check_deep_in_a_model_names_the_key_the_command_line_set(capsys):  # found by the generator
+    """HCR hands ``memory_slots`` to its memory as ``max_slots``; the message names neither the key nor the group,
+    and several keys hold 0, so the key is the one the command line set."""
+    cfg, _ = _model_config("hcr")
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model.init_args.memory_slots", "0")
+    assert rc == 2 and "command line: --model.init_args.memory_slots 0: KeyValueTokenMemory: max_slots must be " \
+        ">= 1, got 0" in err.strip().splitlines()[-1], err[-2000:]
+
+
 # Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
 @pytest.mark.parametrize("key, value, says", [
     ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),
@@ -386,6 +405,7 @@ def test_a_negative_span_width_is_one_line_naming_the_key(capsys):  # found by t
     ("model.init_args.words.singleton_unk", ".nan", "--model.init_args.words.singleton_unk must be a finite number"),
     ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
     ("seed_everything", "-1", "--seed_everything must be an integer in [0, 4294967295]"),
+    ("trainer.log_every_n_steps", "-1", "--trainer.log_every_n_steps must be an integer >= 0"),
 ])
 def test_config_values_torch_numpy_or_lightning_refuse_are_one_line(fit_config, capsys, key, value, says):
     rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)

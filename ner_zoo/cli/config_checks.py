@@ -105,6 +105,8 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
     ("trainer.accumulate_grad_batches", positive_int),
     ("trainer.val_check_interval", validation_interval),
     ("trainer.check_val_every_n_epoch", optional_positive_int),
+    ("trainer.log_every_n_steps", lambda v: None if v is None else non_negative_int(v)),  # 0: log no step
+    ("logger.init_args.flush_logs_every_n_steps", positive_int),  # CSVLogger: step % n
     ("seed_everything", seed),
 ]
 

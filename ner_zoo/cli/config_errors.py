@@ -83,6 +83,14 @@ def where_set(path: str, args: Sequence[str]) -> str:
     it, or ``config``."""
     if f"--{path}" in args or any(a.startswith(f"--{path}=") for a in args):
         return "command line"
+    parts, name = path.split("."), path.rpartition(".")[2]
+    for n in range(len(parts) - 1, 0, -1):  # inside a JSON/YAML value given on the command line
+        option = "--" + ".".join(parts[:n])
+        for i, a in enumerate(args):
+            value = args[i + 1] if a == option and i + 1 < len(args) else a.partition("=")[2] if \
+                a.startswith(option + "=") else None
+            if value is not None and name in value:
+                return "command line"
     for f in reversed(config_files(args)):
         try:
             line = find_key(path, Path(f).read_text(encoding="utf-8"))

@@ -380,9 +380,9 @@ def _own_error(e: BaseException | None, suspect: Callable[[list[str], str], str 
             message = " ".join(str(e).split())
             groups = [where.partition(".")[0]] if where != "the config" else ["model", "data"]
             key = suspect(groups, message) if suspect is not None else None
-            if own and type(e) is ValueError:  # a zoo class's own check of its arguments
-                return ConfigError(f"{key}: {inner}: {message}" if key else f"{inner}: {message}")
             via = f", raised building its {inner}" if inner != outer else ""
+            if own and type(e) is ValueError:  # a zoo class's own check of its arguments
+                return ConfigError(f"{key}: {inner}: {message}" if key else f"--{where} ({outer}): {message}{via}")
             return ConfigError(f"{key or '--' + where} ({outer}): {message}{via}")
     return None
 
@@ -405,7 +405,7 @@ def _raised_error(e: BaseException | None) -> BaseException | None:
 def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> str | None:
     """``where: --key value`` for the one key under ``config[group]`` (each of ``groups``) that ``message`` names
     (its last parts: ``words.singleton_unk``, ``window``), or else whose number ``message`` quotes (torch's
-    ``negative dimension -1``); None when no key or several match."""
+    ``negative dimension -1``; of several, the one the command line set); None when no key or several match."""
     leaves = [(key, value) for group in groups for key, value in _leaves(config.get(group) or {}, group)]
     names = set(re.findall(r"[A-Za-z_][\w.]*[A-Za-z_\d]", message))
     found = [(k, v) for k, v in leaves if any(k.endswith("." + n) for n in names)]
@@ -413,6 +413,8 @@ def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> 
         numbers = {float(m) for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", message)}
         found = [(k, v) for k, v in leaves
                  if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) in numbers]
+        if len(found) > 1:  # several keys hold the number: the one the command line set
+            found = [(k, v) for k, v in found if where_set(k, argv) == "command line"]
     if len(found) != 1:
         return None
     key, value = found[0]
