@@ -383,6 +383,18 @@ def test_a_zoo_check_deep_in_a_model_names_the_key_the_command_line_set(capsys):
         ">= 1, got 0" in err.strip().splitlines()[-1], err[-2000:]
 
 
+@pytest.mark.parametrize("key, value, says", [  # found by the per-model generator: Adam's differentiable
+    ("differentiable", "true", "a leaf Variable that requires grad is being used in an in-place operation"),
+    ("eps", "-1", "Invalid epsilon value: -1.0"),
+    ("betas", "[2, 0.5]", "Invalid beta parameter at index 0: 2.0"),
+])
+def test_optimizer_settings_torch_refuses_are_one_line(capsys, key, value, says):
+    cfg, _ = _model_config("bilstm_crf")
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, f"--model.init_args.optimizer.init_args.{key}", value)
+    assert rc == 2 and "Traceback" not in err, err[-2000:]
+    assert f"--model.init_args.optimizer: torch refuses the settings: {says}" in err.strip().splitlines()[-1]
+
+
 # Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
 @pytest.mark.parametrize("key, value, says", [
     ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),

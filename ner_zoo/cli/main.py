@@ -80,10 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         print("ner-zoo: interrupted by SIGTERM (last.ckpt and results.json were written; resume with "
               "--ckpt_path last)", file=sys.stderr)
         return SIGTERM_EXIT
-    except Exception as e:  # Lightning refusing a setting late (lightning_refusal); anything else: a traceback
-        from ner_zoo.cli.refusals import lightning_refusal
+    except Exception as e:  # Lightning or torch.optim refusing a setting late (refusals); else a traceback
+        from ner_zoo.cli.refusals import lightning_refusal, optimizer_refusal
 
-        line = None if debug else lightning_refusal(e)
+        line = None if debug else lightning_refusal(e) or optimizer_refusal(e)
         if line is None:
             raise
         print(f"ner-zoo: error: {line}", file=sys.stderr)
