@@ -395,6 +395,18 @@ def test_optimizer_settings_torch_refuses_are_one_line(capsys, key, value, says)
     assert f"--model.init_args.optimizer: torch refuses the settings: {says}" in err.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("config, key, value", [
+    ("psa/conll2000.yaml", "decay", "-1"),  # InverseTimeDecay: ZeroDivisionError at epoch 1
+    ("dspert/conll2003.yaml", "warmup", "-0.5"),  # LinearWarmupDecay
+    ("dspert/conll2003.yaml", "total_steps", "0"),
+])
+def test_scheduler_settings_are_checked_before_training(capsys, config, key, value):
+    cfg = Path(__file__).resolve().parents[1] / "configs" / config
+    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, f"--model.init_args.lr_scheduler.init_args.{key}", value)
+    assert rc == 2 and f"command line: --model.init_args.lr_scheduler.init_args.{key} must be a" in \
+        err.strip().splitlines()[-1], err[-2000:]
+
+
 # Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
 @pytest.mark.parametrize("key, value, says", [
     ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),

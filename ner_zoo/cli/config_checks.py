@@ -98,6 +98,9 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
     ("data.init_args.file_scheme", lambda v: None if v in (None, "") else tag_scheme(v)),  # unset: detected
     ("optimizer.init_args.lr", finite_non_negative),
     ("optimizer.init_args.weight_decay", non_negative_finite),
+    ("lr_scheduler.init_args.decay", finite_non_negative),  # InverseTimeDecay: -1 divides by zero at epoch 1
+    ("lr_scheduler.init_args.warmup", finite_non_negative),  # LinearWarmupDecay: a fraction or a step count
+    ("lr_scheduler.init_args.total_steps", optional_positive_int),
     ("trainer.max_epochs", epochs),
     ("trainer.min_epochs", epochs),
     ("trainer.max_steps", epochs),
