@@ -430,6 +430,8 @@ def test_scheduler_settings_are_checked_before_training(capsys, config, key, val
     ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
     ("seed_everything", "-1", "--seed_everything must be an integer in [0, 4294967295]"),
     ("trainer.log_every_n_steps", "-1", "--trainer.log_every_n_steps must be an integer >= 0"),
+    ("model.init_args.char_encoder.init_args.char_dim", "0", "--model.init_args.char_encoder.init_args.char_dim 0 "
+                                                             "gives BiLSTMCRF an empty weight (tokens.chars.embedding"),
 ])
 def test_config_values_torch_numpy_or_lightning_refuse_are_one_line(fit_config, capsys, key, value, says):
     rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)

@@ -26,7 +26,7 @@ from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import NERDataModule, Vocabularies
 from ner_zoo.data.schema import Sentence
-from ner_zoo.errors import CheckpointError
+from ner_zoo.errors import CheckpointError, ConfigError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training import checkpoint, migrations, optim
@@ -35,6 +35,34 @@ from ner_zoo.training.context import CONTEXT_SPLITS, SplitSentences
 from ner_zoo.training.optim import clip_grad_norm_rows, default_optimizer, fused_if_unset  # noqa: F401
 from ner_zoo.training.tables import best_val_f1, format_table, report_per_type  # noqa: F401
 from ner_zoo.training.words import prepare_tokens
+
+
+SIZE_WORDS = ("dim", "hidden", "size", "filters", "channels", "width", "heads", "units")
+
+
+def check_sizes(module: torch.nn.Module) -> None:
+    """A weight with a size-0 dimension comes from a size argument of 0 (``char_dim``, ``hidden``, ...), which
+    torch builds but cannot run (a shape error at the first batch): one line naming the argument."""
+    empty = [(n, tuple(p.shape)) for n, p in module.named_parameters() if p.numel() == 0]
+    if not empty:
+        return
+    zeros = [f"--model.init_args.{k}" for k, v in _leaves(dict(getattr(module, "hparams", {}))) if v == 0
+             and isinstance(v, int) and not isinstance(v, bool)]
+    sizes = [k for k in zeros if any(w in k.rpartition(".")[2] for w in SIZE_WORDS)]  # not padding_idx 0
+    zeros = sizes or zeros
+    name, shape = empty[0]
+    culprit = f"{zeros[0]} 0" if len(zeros) == 1 else "a size argument of 0" + (
+        f" (one of {', '.join(zeros[:4])})" if zeros else "")
+    raise ConfigError(f"{culprit} gives {type(module).__name__} an empty weight ({name}: "
+                      f"{' x '.join(map(str, shape))}); sizes must be >= 1")
+
+
+def _leaves(value: Any, path: str = ""):
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}" if path else str(k))
+    else:
+        yield path, value
 
 
 class NERModule(pl.LightningModule):
@@ -127,6 +155,7 @@ class NERModule(pl.LightningModule):
         dm = self.trainer.datamodule if self._trainer is not None else None
         splits = SplitSentences(dm if isinstance(dm, NERDataModule) else None)
         if stage == "fit":
+            check_sizes(self)
             if not self.prepared:
                 self.prepare(splits["train"], splits)
                 self.prepared = True
