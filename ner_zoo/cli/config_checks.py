@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import yaml
 
+from ner_zoo.dotted import leaves
 from ner_zoo.errors import ConfigError
 
 
@@ -125,18 +126,10 @@ def located(key: str, where: Callable[[str], str]) -> str:
     return f"{place}: --{key}" if place == "command line" else f"{place}: {key}"
 
 
-def _walk(value: Any, path: str = ""):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _walk(v, f"{path}.{k}" if path else str(k))
-    else:
-        yield path, value
-
-
 def check_config(config: dict, subcommand: str | None, where: Callable[[str], str]) -> None:
     """Raise a one-line :class:`ConfigError` for the first value in ``config`` (a plain dict of one subcommand)
     that breaks a rule; ``where(key)`` says where the key was set."""
-    for key, value in _walk(config):
+    for key, value in leaves(config):
         rule = next((rule for suffix, rule in RULES if key == suffix or key.endswith("." + suffix)), None)
         if rule is None and key.startswith(("model.", "data.")):
             rule = next((rule for test, rule in NAME_RULES if test(key.rpartition(".")[2])), None)
@@ -276,7 +269,7 @@ def check_yaml_files(files: Sequence[str]) -> None:
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"{f}: cannot read the config file ({e})") from None
         data = _load_unique(text, str(f))
-        for key, value in _walk(data) if isinstance(data, dict) else ():
+        for key, value in leaves(data) if isinstance(data, dict) else ():
             if isinstance(value, str) and value.endswith((".yaml", ".yml")):  # a nested config file
                 nested = (path.parent / value) if not Path(value).is_absolute() else Path(value)
                 if nested.resolve() == real:

@@ -49,6 +49,7 @@ from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_con
 from ner_zoo.cli.progress_bar import calm_default_progress_bar
 from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
                                        yaml_syntax_line)
+from ner_zoo.dotted import leaves
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training import checkpoint_checks
 from ner_zoo.training.base import NERModule
@@ -406,12 +407,12 @@ def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> 
     """``where: --key value`` for the one key under ``config[group]`` (each of ``groups``) that ``message`` names
     (its last parts: ``words.singleton_unk``, ``window``), or else whose number ``message`` quotes (torch's
     ``negative dimension -1``; of several, the one the command line set); None when no key or several match."""
-    leaves = [(key, value) for group in groups for key, value in _leaves(config.get(group) or {}, group)]
+    values = [(key, value) for group in groups for key, value in leaves(config.get(group) or {}, group)]
     names = set(re.findall(r"[A-Za-z_][\w.]*[A-Za-z_\d]", message))
-    found = [(k, v) for k, v in leaves if any(k.endswith("." + n) for n in names)]
+    found = [(k, v) for k, v in values if any(k.endswith("." + n) for n in names)]
     if len(found) != 1:
         numbers = {float(m) for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", message)}
-        found = [(k, v) for k, v in leaves
+        found = [(k, v) for k, v in values
                  if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) in numbers]
         if len(found) > 1:  # several keys hold the number: the one the command line set
             found = [(k, v) for k, v in found if where_set(k, argv) == "command line"]
@@ -420,14 +421,6 @@ def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> 
     key, value = found[0]
     place = where_set(key, argv)
     return f"{place}: --{key} {value}" if place == "command line" else f"{place}: {key}: {value}"
-
-
-def _leaves(value: Any, path: str):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(v, f"{path}.{k}")
-    else:
-        yield path, value
 
 
 def _building(e: BaseException) -> tuple[str, str, str, bool] | None:

@@ -26,6 +26,7 @@ from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import NERDataModule, Vocabularies
 from ner_zoo.data.schema import Sentence
+from ner_zoo.dotted import leaves
 from ner_zoo.errors import CheckpointError, ConfigError
 from ner_zoo.metrics import SpanF1, TokenAccuracy
 from ner_zoo.modules.transformer import TransformerEncoder
@@ -46,7 +47,7 @@ def check_sizes(module: torch.nn.Module) -> None:
     empty = [(n, tuple(p.shape)) for n, p in module.named_parameters() if p.numel() == 0]
     if not empty:
         return
-    zeros = [f"--model.init_args.{k}" for k, v in _leaves(dict(getattr(module, "hparams", {}))) if v == 0
+    zeros = [f"--model.init_args.{k}" for k, v in leaves(dict(getattr(module, "hparams", {}))) if v == 0
              and isinstance(v, int) and not isinstance(v, bool)]
     sizes = [k for k in zeros if any(w in k.rpartition(".")[2] for w in SIZE_WORDS)]  # not padding_idx 0
     zeros = sizes or zeros
@@ -55,14 +56,6 @@ def check_sizes(module: torch.nn.Module) -> None:
         f" (one of {', '.join(zeros[:4])})" if zeros else "")
     raise ConfigError(f"{culprit} gives {type(module).__name__} an empty weight ({name}: "
                       f"{' x '.join(map(str, shape))}); sizes must be >= 1")
-
-
-def _leaves(value: Any, path: str = ""):
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _leaves(v, f"{path}.{k}" if path else str(k))
-    else:
-        yield path, value
 
 
 class NERModule(pl.LightningModule):
