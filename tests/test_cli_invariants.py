@@ -383,6 +383,15 @@ def test_a_zoo_check_deep_in_a_model_names_the_key_the_command_line_set(capsys):
         ">= 1, got 0" in err.strip().splitlines()[-1], err[-2000:]
 
 
+def test_a_negative_focusing_exponent_is_refused_before_training(capsys):  # found by the per-model generator
+    """Locate-and-Label's ``eta -0.5`` raised 0 to a negative power: the NaN guard at step 0, naming no key."""
+    cfg, _ = _model_config("locate_and_label")
+    for key in ("eta", "gamma", "classifier_gamma", "offset_weight"):
+        rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, f"--model.init_args.{key}", "-0.5")
+        assert rc == 2 and f"command line: --model.init_args.{key} must be a finite number >= 0, got -0.5" in \
+            err.strip().splitlines()[-1], err[-2000:]
+
+
 @pytest.mark.parametrize("key, value, says", [  # found by the per-model generator: Adam's differentiable
     ("differentiable", "true", "a leaf Variable that requires grad is being used in an in-place operation"),
     ("eps", "-1", "Invalid epsilon value: -1.0"),

@@ -288,7 +288,8 @@ def test_nan_loss_stops_training_with_a_clear_message(tmp_path, monkeypatch):
         return loss * float("nan") if len(calls) == 2 else loss
 
     monkeypatch.setattr(type(cli.model), "compute_loss", poisoned)
-    with pytest.raises(FloatingPointError, match=r"loss became nan at step 1 \(epoch 0\); lower the learning rate"):
+    with pytest.raises(FloatingPointError, match=r"loss became nan at step 1 \(epoch 0\); lower "
+                       r"--model.init_args.optimizer.init_args.lr"):
         cli.trainer.fit(cli.model, datamodule=cli.datamodule)
     assert len(calls) == 2  # stopped at once
 

@@ -117,6 +117,8 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
 #: (test on the key's last part, check), for keys that no suffix rule above matched: one name, one meaning
 NAME_RULES: list[tuple[Callable[[str], bool], Callable[[Any], str | None]]] = [
     (lambda name: "dropout" in name, dropout),
+    # loss weights and focusing exponents (focal gamma, soft-example eta): a negative one is a NaN at step 0
+    (lambda name: name in ("eta", "gamma") or name.endswith(("_gamma", "_weight")), non_negative_finite),
 ]
 
 

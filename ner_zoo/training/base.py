@@ -187,10 +187,12 @@ class NERModule(pl.LightningModule):
         if not torch.isfinite(loss):
             from ner_zoo.errors import TrainingDiverged
 
-            raise TrainingDiverged(
-                f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); lower the "
-                "learning rate, enable gradient clipping (trainer.gradient_clip_val) or use 32-true precision"
-            )
+            where = f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch})"
+            if self.global_step == 0:  # before any update: not the learning rate
+                raise TrainingDiverged(f"{where}, before any update: a --model.init_args setting (a loss weight "
+                                       "or exponent) or the input gives it; --trainer.precision 32-true if mixed")
+            raise TrainingDiverged(f"{where}; lower --model.init_args.optimizer.init_args.lr, set "
+                                   "--trainer.gradient_clip_val or use --trainer.precision 32-true")
         if self.is_logging_step():
             self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
         return loss
