@@ -21,15 +21,20 @@ _CLASS = re.compile(r"class_path '([\w.]+)'")
 _LINE = re.compile(r"^(\s*)([A-Za-z_][\w.]*)\s*:")
 
 
+def option_values(args: Sequence[str], *names: str) -> list[str]:
+    """The values given to option ``names`` on a command line (``--x v`` or ``--x=v``), in order."""
+    values = []
+    for i, a in enumerate(args):
+        if a in names and i + 1 < len(args):
+            values.append(args[i + 1])
+        elif a.startswith("--") and a.partition("=")[0] in names and "=" in a:
+            values.append(a.partition("=")[2])
+    return values
+
+
 def config_files(args: Sequence[str]) -> list[str]:
     """The ``--config``/``-c`` files of a command line, in order."""
-    files = []
-    for i, a in enumerate(args):
-        if a in ("--config", "-c") and i + 1 < len(args):
-            files.append(args[i + 1])
-        elif a.startswith("--config="):
-            files.append(a.split("=", 1)[1])
-    return files
+    return option_values(args, "--config", "-c")
 
 
 def find_key(path: str, text: str) -> int | None:
@@ -83,14 +88,10 @@ def where_set(path: str, args: Sequence[str]) -> str:
     it, or ``config``."""
     if f"--{path}" in args or any(a.startswith(f"--{path}=") for a in args):
         return "command line"
-    parts, name = path.split("."), path.rpartition(".")[2]
+    parts = path.split(".")
     for n in range(len(parts) - 1, 0, -1):  # inside a JSON/YAML value given on the command line
-        option = "--" + ".".join(parts[:n])
-        for i, a in enumerate(args):
-            value = args[i + 1] if a == option and i + 1 < len(args) else a.partition("=")[2] if \
-                a.startswith(option + "=") else None
-            if value is not None and name in value:
-                return "command line"
+        if any(parts[-1] in value for value in option_values(args, "--" + ".".join(parts[:n]))):
+            return "command line"
     for f in reversed(config_files(args)):
         try:
             line = find_key(path, Path(f).read_text(encoding="utf-8"))

@@ -49,8 +49,7 @@ def check_sizes(module: torch.nn.Module) -> None:
         return
     zeros = [f"--model.init_args.{k}" for k, v in leaves(dict(getattr(module, "hparams", {}))) if v == 0
              and isinstance(v, int) and not isinstance(v, bool)]
-    sizes = [k for k in zeros if any(w in k.rpartition(".")[2] for w in SIZE_WORDS)]  # not padding_idx 0
-    zeros = sizes or zeros
+    zeros = [k for k in zeros if any(w in k.rpartition(".")[2] for w in SIZE_WORDS)] or zeros  # not padding_idx
     name, shape = empty[0]
     culprit = f"{zeros[0]} 0" if len(zeros) == 1 else "a size argument of 0" + (
         f" (one of {', '.join(zeros[:4])})" if zeros else "")
