@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM ?= false
 export OMP_NUM_THREADS ?= 1
 export NER_ZOO_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install quickstart test test-full test-all bench lint clean
+.PHONY: install quickstart test test-kernels test-full test-all bench lint clean
 
 install: $(STAMP)
 
@@ -33,8 +33,18 @@ quickstart: install
 # test-full runs what spawns processes or kernels (DDP, notebooks, W&B runs, the installed wheel, fresh-process
 # start-up checks), serially; test-all: everything
 TEST_WORKERS ?= auto
+FAST := not slow and not ddp and not notebook and not wandb and not wheel and not process
 test: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "not slow and not ddp and not notebook and not wandb and not wheel and not process"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "$(FAST)"
+
+# The numeric tests (marker `numeric`: model batteries, CRF, resume and equal runs, fast paths) under a second
+# CPU kernel set, which rounds differently: what another host's CPU would give. The AVX2 kernels where this CPU has
+# AVX-512, the plain SSE4.1 ones where it is the older kind. KERNELS="..." chooses a set by hand.
+KERNELS ?= $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null \
+             && echo MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
+             || echo MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=SSE41 ATEN_CPU_CAPABILITY=default)
+test-kernels: install
+	env $(KERNELS) $(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "numeric and $(FAST)"
 
 test-full: install
 	$(PY) -m pytest -q -m "(ddp or notebook or wandb or wheel or process) and not slow"

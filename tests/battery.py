@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -45,9 +46,12 @@ def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, 
 class ModelBattery:
     model: dict = {}
     data: dict = SAMPLE_DATA
-    overfit_steps: int = 40  # Adam steps on one 4-sentence batch
+    # Adam steps on one 4-sentence batch, at most; the fit stops at F1 = 1. Measured on two kernel sets (AVX2;
+    # SSE4.1 with ATEN_CPU_CAPABILITY=default), F1 = 1 came by step 10-40 for most models, 110 at the latest
+    # (HCR, flat Locate-and-Label), 90 for the flat biaffine model at lr 0.003: the budget is 2.7x the slowest.
+    overfit_max_steps: int = 300
     overfit_lr: float = 0.03
-    overfit_f1: bool = True  # False: only the loss must drop (say why where it is set)
+    overfit_f1: bool = True  # False: only the loss must halve, in overfit_max_steps (say why where it is set)
 
     def _cli(self, tmp_path, **kw):
         return build(copy.deepcopy(self.model), copy.deepcopy(self.data), tmp_path, **kw)
@@ -82,28 +86,25 @@ class ModelBattery:
                     assert sp.label in model.vocabs.labels
 
     def test_overfits_four_sentences(self, tmp_path):
-        """Training on one batch of 4 sentences lowers its loss and reaches F1 = 1 on it: the model can learn."""
+        """Training on one batch of 4 sentences halves its loss and reaches F1 = 1 on it: the model can learn.
+
+        The verdict must not depend on float rounding: the step at which F1 = 1 comes differs between CPU kernel
+        sets (AVX2, AVX-512, AMX round differently), so the fit runs until F1 = 1, up to ``overfit_max_steps``,
+        a budget several times what any kernel set measured needs (``make test-kernels``)."""
+        model, batch = self._overfit_setup(tmp_path)
+        result = overfit(model, batch, lr=self.overfit_lr, max_steps=self.overfit_max_steps, until_f1=self.overfit_f1)
+        assert result.loss < 0.5 * result.before, f"loss {result.before:.4g} -> {result.loss:.4g}: not learning"
+        if self.overfit_f1:
+            assert result.fitted_at is not None, (f"F1 < 1 on the 4 training sentences after {result.steps} steps "
+                                                  f"(loss {result.before:.4g} -> {result.loss:.4g})")
+
+    def _overfit_setup(self, tmp_path):
         torch.manual_seed(0)
         cli = self._cli(tmp_path)
         setup_for_fit(cli)
         model = cli.model
         sents = [s for s in cli.datamodule.sentences("train") if s.spans or model.is_pos][:4]
-        batch = model.collate(list(enumerate(sents)))
-        with torch.no_grad():
-            before = model.eval().compute_loss(batch).item()
-        opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=self.overfit_lr)
-        model.train()
-        for _ in range(self.overfit_steps):
-            opt.zero_grad()
-            model.compute_loss(batch).backward()
-            opt.step()
-        model.eval()
-        with torch.no_grad():
-            assert model.compute_loss(batch).item() < before
-            preds = model.decode(batch)
-        gold = model.gold(batch)
-        if self.overfit_f1:
-            assert preds == gold if model.is_pos else [sorted(p) for p in preds] == [sorted(g) for g in gold]
+        return model, model.collate(list(enumerate(sents)))
 
     def test_fit_lowers_loss_save_load_predict(self, tmp_path):
         cli = self._cli(tmp_path, trainer={"max_epochs": 3})
@@ -113,7 +114,10 @@ class ModelBattery:
             before = model.eval().compute_loss(batch).item()
         cli.trainer.fit(model, datamodule=dm)
         with torch.no_grad():
-            assert model.eval().compute_loss(batch).item() < before  # a short fit lowers the training loss
+            after = model.eval().compute_loss(batch).item()
+        # 3 epochs cut the loss on 8 training sentences to 5-46 % on two kernel sets; by a quarter at least is a
+        # margin no CPU's rounding crosses, and a model that does not learn fails it
+        assert after < 0.75 * before, f"loss {before:.4g} -> {after:.4g} after 3 epochs"
         ckpt = Path(cli.trainer.checkpoint_callback.best_model_path)
         assert ckpt.exists()
         metrics = cli.trainer.callback_metrics
@@ -147,3 +151,35 @@ def setup_for_fit(cli) -> None:
     dm = cli.datamodule
     dm.setup("fit")
     cli.model.prepare(dm.sentences("train"), SplitSentences(dm))
+
+
+class OverfitResult(NamedTuple):
+    before: float  # the batch's loss before the first step (eval mode)
+    loss: float  # after the last step (eval mode)
+    steps: int  # steps taken
+    fitted_at: int | None  # the first checked step with predictions equal to the gold, or None
+
+
+def overfit(model, batch, *, lr: float, max_steps: int, until_f1: bool = True, check_every: int = 10) -> OverfitResult:
+    """Adam on one batch until the model's predictions on it equal the gold (checked every ``check_every`` steps),
+    or ``max_steps``. With ``until_f1=False`` all ``max_steps`` are taken and only the loss is measured."""
+    def loss_now() -> float:
+        with torch.no_grad():
+            return model.eval().compute_loss(batch).item()
+
+    def fitted() -> bool:
+        with torch.no_grad():
+            preds = model.eval().decode(batch)
+        gold = model.gold(batch)
+        return preds == gold if model.is_pos else [sorted(p) for p in preds] == [sorted(g) for g in gold]
+
+    before = loss_now()
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
+    for step in range(1, max_steps + 1):
+        model.train()
+        opt.zero_grad()
+        model.compute_loss(batch).backward()
+        opt.step()
+        if until_f1 and step % check_every == 0 and fitted():
+            return OverfitResult(before, loss_now(), step, step)
+    return OverfitResult(before, loss_now(), max_steps, None)

@@ -70,3 +70,35 @@ def exported(trained, tmp_path_factory):
     from ner_zoo.api.export import export
 
     return export(trained[1], tmp_path_factory.mktemp("exp") / "model")
+
+
+# --- the numeric tier (`make test-kernels`) -------------------------------------------------------------------------
+#: the units whose verdicts rest on float arithmetic: training trajectories, equal runs, fast paths equal to their
+#: references within a tolerance. Every ModelBattery class is numeric wherever it lives.
+NUMERIC_MODULES = {
+    "test_adding_a_model_guide", "test_battery", "test_casing", "test_crf", "test_document_context",
+    "test_fast_paths", "test_hcr_memory", "test_lazy_rows", "test_long_documents", "test_model_use",
+    "test_old_checkpoints", "test_onnx", "test_precision", "test_resume", "test_span_transformer", "test_spans",
+    "test_step_ops", "test_token_encoder", "test_transformer_encoder",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    from battery import ModelBattery
+
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2] if getattr(item, "module", None) else ""
+        numeric = module in NUMERIC_MODULES or module.startswith("test_model_")
+        if numeric or (item.cls is not None and issubclass(item.cls, ModelBattery)):
+            item.add_marker(pytest.mark.numeric)
+
+
+def pytest_report_header(config):
+    """The kernel set in use, so that a failure report says which CPU kernels rounded it."""
+    import platform
+
+    import torch
+
+    chosen = " ".join(f"{k}={os.environ[k]}" for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")
+                      if k in os.environ)
+    return f"CPU kernels: {torch.backends.cpu.get_cpu_capability()} ({chosen or 'defaults'}) on {platform.processor() or platform.machine()}"

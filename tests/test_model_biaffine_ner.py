@@ -26,9 +26,11 @@ def tiny(model_dir, **extra) -> dict:
 class TestBiaffineNER(ModelBattery):
     data = NESTED_DATA
 
-    # open: with the tiny random BERT the loss drops but stays near 10 after 60 Adam steps and nothing is
-    # predicted on the 4 sentences (checked at lr 0.01 and 0.003), so F1 = 1 is not asserted
+    # open: with the tiny random BERT the loss falls to 2-20 % in 40 Adam steps, but F1 = 1 on the 4 sentences
+    # is not reached in 300 steps at lr 0.03, 0.01 or 0.001 (at 0.003 the nested biaffine model got there at
+    # step 250, too close to any budget to assert), so only the loss is asserted
     overfit_f1 = False
+    overfit_max_steps = 40
 
     @pytest.fixture(autouse=True)
     def _model(self, tiny_bert_dir):  # noqa: F811
@@ -38,9 +40,7 @@ class TestBiaffineNER(ModelBattery):
 class TestBiaffineNERFlat(ModelBattery):
     """Flat sample corpus: flat decoding, plain cross-entropy, no BiLSTM, every span width."""
 
-    # open: with the tiny random BERT the loss drops but stays near 10 after 60 Adam steps and nothing is
-    # predicted on the 4 sentences (checked at lr 0.01 and 0.003), so F1 = 1 is not asserted
-    overfit_f1 = False
+    overfit_lr = 0.003  # F1 = 1 at step 90 on both kernel sets (230 at 0.01; not in 300 at 0.03)
 
     @pytest.fixture(autouse=True)
     def _model(self, tiny_bert_dir):  # noqa: F811

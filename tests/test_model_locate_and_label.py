@@ -36,7 +36,6 @@ class TestLocateAndLabelFlat(ModelBattery):
 
     model = {**TINY, "init_args": {**TINY["init_args"], "char_encoder": None, "regressor_norm": "sigmoid_x_len",
                                    "duplicates": "as_released"}}
-    overfit_steps = 120  # F1 = 1 on the regenerated sample corpus's first 4 sentences at step 120 (40 before)
 
 
 
