@@ -9,6 +9,9 @@ export WANDB_SILENT ?= true
 export TOKENIZERS_PARALLELISM ?= false
 export OMP_NUM_THREADS ?= 1
 export NER_ZOO_DATA ?= $(abspath ../shared/data)
+# bytecode and pytest's rewritten test modules are cached in __pycache__ (git-ignored): each test worker then
+# skips ~10 s of compiling on every run after the first, even where the environment asks Python not to write it
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install quickstart test test-kernels test-full test-all bench lint clean
 
@@ -31,9 +34,10 @@ quickstart: install
 
 # fast tier, in parallel (pytest-xdist: one worker per core, at most 4; TEST_WORKERS=0 runs it in this process);
 # test-full runs what spawns processes or kernels (DDP, notebooks, W&B runs, the installed wheel, fresh-process
-# start-up checks), serially; test-all: everything
+# start-up checks) and what reads the real corpora of $NER_ZOO_DATA (`corpus`: not hermetic, ~40 s), serially;
+# test-all: everything
 TEST_WORKERS ?= auto
-FAST := not slow and not ddp and not notebook and not wandb and not wheel and not process
+FAST := not slow and not ddp and not notebook and not wandb and not wheel and not process and not corpus
 test: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "$(FAST)"
 
@@ -47,7 +51,7 @@ test-kernels: install
 	env $(KERNELS) $(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "numeric and $(FAST)"
 
 test-full: install
-	$(PY) -m pytest -q -m "(ddp or notebook or wandb or wheel or process) and not slow"
+	$(PY) -m pytest -q -m "(ddp or notebook or wandb or wheel or process or corpus) and not slow"
 
 test-all: install
 	$(PY) -m pytest -q

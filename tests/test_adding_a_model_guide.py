@@ -78,12 +78,11 @@ def test_guide_model_fails_the_registry_test_until_its_entry_is_added(guide_file
 
 
 def test_guide_config_passes_the_config_audit(guide_files):
-    from test_configs import audit_config, audit_wandb_logging
+    from test_configs import CONFIGS, audit_config
 
     root, _ = guide_files
     config = [root / "configs" / "window_tagger" / "sample.yaml"]
-    audit_config(config, Path("no-transformer-in-this-config"))
-    audit_wandb_logging(config)
+    audit_config(config, Path("no-transformer-in-this-config"), then=[CONFIGS / "logging" / "wandb.yaml"])
 
 
 def test_guide_config_fits_and_predicts(guide_files, tmp_path, monkeypatch, capsys):

@@ -77,10 +77,16 @@ def cli_parser():
 
 
 def parse(files: list[Path], extra: list[str] = ()) -> dict:
+    args = tuple(a for f in files for a in ("--config", str(f))) + tuple(str(a) for a in extra)
+    return json.loads(_parsed(args))  # a fresh dict per caller
+
+
+@lru_cache(maxsize=None)
+def _parsed(args: tuple[str, ...]) -> str:
+    """One parse per distinct command line (run matrices repeat theirs across seeds and files): ~0.3 s each."""
     parser = cli_parser()
-    args = [a for f in files for a in ("--config", str(f))] + [str(a) for a in extra]
-    cfg = parser.parse_args(args)  # validates; the dump need not validate again (a third of the time)
-    return json.loads(parser.dump(cfg, format="json", skip_validation=True))
+    cfg = parser.parse_args(list(args))  # validates; the dump need not validate again (a third of the time)
+    return parser.dump(cfg, format="json", skip_validation=True)
 
 
 @lru_cache(maxsize=None)
@@ -162,7 +168,13 @@ def test_every_registry_model_has_a_config(name):
 
 @pytest.mark.parametrize("path", config_files(), ids=lambda p: str(p.relative_to(CONFIGS)))
 def test_config_parses_and_model_builds(path, deep_tiny_bert):
-    audit_config(compose(path), deep_tiny_bert)
+    """The audit, and ``logging/wandb.yaml`` composed last over the config (one parse for both: the logging
+    file sets only the trainer's loggers, which the audit does not read)."""
+    files = compose(path)
+    if path.parent.name == "logging":
+        audit_config(files, deep_tiny_bert)
+    else:
+        audit_config(files, deep_tiny_bert, then=[CONFIGS / "logging" / "wandb.yaml"])
 
 
 def load_yaml(path: Path) -> dict:
@@ -177,11 +189,14 @@ def resolve(class_path: str) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def audit_config(files: list[Path], deep_tiny_bert: Path) -> None:
+def audit_config(files: list[Path], deep_tiny_bert: Path, then: list[Path] = ()) -> None:
     """The audit of one run config (``files`` composed): it parses with the CLI parser, keeps the house
-    conventions, and its model builds on the sample vocabularies and computes a finite loss."""
+    conventions, and its model builds on the sample vocabularies and computes a finite loss. With ``then``
+    (``logging/wandb.yaml``), that file is composed last and its loggers checked too (:func:`check_loggers`)."""
     assert files[-1].read_text().startswith("# "), "the first line says what the config reproduces"
-    config = parse(files)
+    config = parse([*files, *then])
+    if then:
+        check_loggers(config)
     assert config["model"]["class_path"].startswith("ner_zoo.models.")
     assert config["data"]["class_path"].startswith("ner_zoo.data.")
     assert config["checkpoint"]["monitor"] == "val/f1"
@@ -366,24 +381,23 @@ def test_run_matrix_subset_and_dry_run(tmp_path):
     bad = subprocess.run(cmd[:5] + ["--only", "nope", "--dry-run"], capture_output=True, text=True, timeout=120)
     assert bad.returncode and "no run named ['nope']" in bad.stderr
 
-@pytest.mark.parametrize("path", [p for p in config_files() if p.parent.name != "logging"],
+@pytest.mark.parametrize("path", [p for p in config_files() if p.parent.name == "ablations"],
                          ids=lambda p: str(p.relative_to(CONFIGS)))
-def test_wandb_logging_composes_without_inheriting_a_logger_name(path):
+def test_wandb_logging_composes_before_an_ablation(path):
     """``logging/wandb.yaml`` after any config (before or after an ablation) gives exactly its two loggers, with
     the W&B run name left to the CLI (``<Model>[-<variant>]-<Data>-s<seed>``). A config whose logger is a single
     mapping, not a list, would merge its ``name`` into the WandbLogger; an ablation setting the logger name
-    would not parse after the list."""
-    audit_wandb_logging(compose(path))
+    would not parse after the list. The order with the logging file last is checked by the audit of every config
+    (:func:`test_config_parses_and_model_builds`); this is the order with it between base and ablation."""
+    base, *ablation = compose(path)
+    check_loggers(parse([base, CONFIGS / "logging" / "wandb.yaml", *ablation]))
 
 
-def audit_wandb_logging(files: list[Path]) -> None:
-    """``logging/wandb.yaml`` composed over ``files``: exactly its two loggers, no inherited run name."""
-    wandb = CONFIGS / "logging" / "wandb.yaml"
-    orders = [[*files, wandb], [*files[:1], wandb, *files[1:]]]
-    for order in orders[:len(files)]:  # one file: both orders are the same list, parsed once
-        loggers = parse(order)["trainer"]["logger"]
-        assert [lg["class_path"].rsplit(".", 1)[-1] for lg in loggers] == ["WandbLogger", "CSVLogger"]
-        assert loggers[0]["init_args"].get("name") is None
+def check_loggers(config: dict) -> None:
+    """``logging/wandb.yaml`` composed into ``config``: exactly its two loggers, no inherited run name."""
+    loggers = config["trainer"]["logger"]
+    assert [lg["class_path"].rsplit(".", 1)[-1] for lg in loggers] == ["WandbLogger", "CSVLogger"]
+    assert loggers[0]["init_args"].get("name") is None
 
 
 # documented one-line overrides ------------------------------------------------------------------------------

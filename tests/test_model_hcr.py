@@ -289,11 +289,24 @@ def _test_in_order(model, dm, trainer, order):
     return trainer.test(model, dataloaders=loader, verbose=False)[0]
 
 
-def test_transductive_test_f1_does_not_depend_on_the_order(tmp_path):
-    cli = build(tiny_hcr(transductive=True, memory_weight=0.9, memory_warmup_epochs=0), copy.deepcopy(SAMPLE_DATA),
-                tmp_path, trainer={"max_epochs": 8}, subcommand="fit")
-    ckpt = tmp_path / "end.ckpt"
+def _fit_hcr(folder: Path, **extra):
+    """``(cli, checkpoint)``: HCR fitted 8 epochs with a strong memory from the first, long enough to predict
+    entities; the checkpoint holds the end of training."""
+    cli = build(tiny_hcr(memory_weight=0.9, memory_warmup_epochs=0, **extra), copy.deepcopy(SAMPLE_DATA), folder,
+                trainer={"max_epochs": 8}, subcommand="fit")
+    ckpt = folder / "end.ckpt"
     cli.trainer.save_checkpoint(ckpt)
+    return cli, ckpt
+
+
+@pytest.fixture(scope="module")
+def transductive_hcr(tmp_path_factory):
+    """One transductive fit for the tests that only read it (order invariance, the memory probe)."""
+    return _fit_hcr(tmp_path_factory.mktemp("transductive_hcr"), transductive=True)
+
+
+def test_transductive_test_f1_does_not_depend_on_the_order(transductive_hcr):
+    cli, ckpt = transductive_hcr
     n = len(cli.datamodule.sentences("test"))
     results = []
     for order in (list(range(n)), list(reversed(range(n))), torch.randperm(n, generator=torch.Generator().manual_seed(0)).tolist()):
@@ -307,20 +320,16 @@ def test_transductive_test_f1_does_not_depend_on_the_order(tmp_path):
 
 
 # E1 memory probe (tools/hcr_memory_probe.py) -------------------------------------------------------------------
-def _run_probe(tmp_path, **extra) -> dict:
+def _run_probe(fitted, out: Path) -> dict:
     import importlib.util
     import json
 
-    cli = build(tiny_hcr(memory_weight=0.9, memory_warmup_epochs=0, **extra), copy.deepcopy(SAMPLE_DATA), tmp_path,
-                trainer={"max_epochs": 8}, subcommand="fit")  # long enough to predict entities
-    ckpt = tmp_path / "end.ckpt"
-    cli.trainer.save_checkpoint(ckpt)
+    cli, ckpt = fitted
     spec = importlib.util.spec_from_file_location("hcr_memory_probe", Path(__file__).resolve().parents[1] / "tools"
                                                   / "hcr_memory_probe.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    out = tmp_path / "probe"
-    args = ["--config", str(tmp_path / "input-config.yaml"), "--ckpt", str(ckpt), "--output", str(out),
+    args = ["--config", str(ckpt.parent / "input-config.yaml"), "--ckpt", str(ckpt), "--output", str(out),
             "--accelerator", "cpu"]
     assert tool.main(args) == 0
     result = json.loads((out / "hcr_memory_probe.json").read_text())
@@ -330,8 +339,8 @@ def _run_probe(tmp_path, **extra) -> dict:
     return result
 
 
-def test_memory_probe_modes_change_the_predictions(tmp_path):
-    result = _run_probe(tmp_path, transductive=True)
+def test_memory_probe_modes_change_the_predictions(transductive_hcr, tmp_path):
+    result = _run_probe(transductive_hcr, tmp_path / "probe")
     modes = result["modes"]
     assert list(modes) == ["as_is", "zero", "train_only"] and result["transductive"] is True
     assert modes["zero"]["changed"] > 0  # r = 0 for every token
@@ -342,7 +351,7 @@ def test_memory_probe_modes_change_the_predictions(tmp_path):
 
 
 def test_memory_probe_train_only_is_as_is_without_transductive(tmp_path):
-    modes = _run_probe(tmp_path)["modes"]
+    modes = _run_probe(_fit_hcr(tmp_path), tmp_path / "probe")["modes"]
     assert modes["train_only"]["changed"] == 0 and modes["train_only"]["micro"] == modes["as_is"]["micro"]
     assert modes["zero"]["changed"] > 0
 
