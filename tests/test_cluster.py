@@ -115,22 +115,6 @@ def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
     assert (path.name, step) == ("last.ckpt", 200)  # before: any hpc_ckpt_* won over a newer last.ckpt
 
 
-def test_wandb_key_for_any_host(tmp_path, monkeypatch):
-    from ner_zoo.results.wandb_tables import wandb_has_key
-
-    monkeypatch.delenv("WANDB_API_KEY", raising=False)
-    netrc = tmp_path / "netrc"
-    netrc.write_text("machine wandb.example-corp.internal\n  login user\n  password abc\n")
-    netrc.chmod(0o600)
-    monkeypatch.setenv("NETRC", str(netrc))
-    monkeypatch.setenv("WANDB_BASE_URL", "https://wandb.example-corp.internal")
-    assert wandb_has_key()  # before: only an api.wandb.ai entry counted, so a self-hosted server ran offline
-    monkeypatch.delenv("WANDB_BASE_URL")
-    assert not wandb_has_key()
-    monkeypatch.setenv("WANDB_API_KEY", "x")
-    assert wandb_has_key()
-
-
 def slurm_env(tmp_path: Path, job: str, run_dir: Path, **extra) -> dict:
     from slurm_emulation import install
 

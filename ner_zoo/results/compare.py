@@ -365,11 +365,11 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
     paired_table = paired_rows(records, a.min_seeds)
     paired = paired_markdown(paired_table)
     if a.wandb:
-        from ner_zoo.results.wandb_tables import push_tables, run_rows
+        from ner_zoo.results.wandb_tables import push_tables
 
         run_id = push_tables(a.wandb, {"results": rows, "paired": [public(r) for r in paired_table],
-                                       "gains": gain_rows(records), "f1_by_length": length_rows(records),
-                                       "runs": run_rows(records)}, ["ner-zoo compare", *argv])
+                                       "gains": gain_rows(records), "f1_by_length": length_rows(records)},
+                             ["ner-zoo compare", *argv], records)
         print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length, runs",
               file=sys.stderr)
     if a.output and a.format == "markdown":
