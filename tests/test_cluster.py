@@ -225,13 +225,13 @@ def test_run_matrix_as_a_slurm_array_one_run_per_task(tmp_path):
                           "--slurm", "--dry-run", "--slurm-opt=--partition=gpu"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    script = (tmp_path / "out" / "matrix.sbatch").read_text()
+    name = out.stdout.split()[1]
+    script = (tmp_path / name).read_text()
     assert "#SBATCH --array=0-1\n" in script and "#SBATCH --partition=gpu\n" in script
-    assert out.stdout.startswith("sbatch out/matrix.sbatch")
     for task in ("0", "1"):
         env = slurm_env(tmp_path, "901", tmp_path / "unused", SLURM_ARRAY_JOB_ID="900", SLURM_ARRAY_TASK_ID=task,
                         NER_ZOO_PYTHON=sys.executable)
-        done = subprocess.run(["bash", "out/matrix.sbatch"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        done = subprocess.run(["bash", name], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, done.stderr + (tmp_path / "out" / f"tiny-s{int(task) + 1}" / "log.txt").read_text()
     recs = records(tmp_path / "out")
@@ -240,6 +240,36 @@ def test_run_matrix_as_a_slurm_array_one_run_per_task(tmp_path):
     from ner_zoo.results.compare import load_records
 
     assert len(load_records([tmp_path / "out"])) == 2
+
+
+def test_a_rerendered_matrix_leaves_a_requeued_task_on_its_own_run(tmp_path):
+    """An array of runs ``qa``, ``qb``; then ``--slurm --only qb`` into the same folder (a second sitting); then
+    task 0 of the first array is requeued. Before: both arrays read one ``matrix.commands``, rewritten by the
+    second render, so the requeued task trained into ``qb-s1``. Now each array's commands are in its own script
+    (as sbatch keeps it), and the task's log gets one more block."""
+    (tmp_path / "matrix.yaml").write_text(yaml.safe_dump([{"name": "qa", "configs": ["tiny.yaml"], "seeds": [1]},
+                                                          {"name": "qb", "configs": ["tiny.yaml"], "seeds": [1]}]))
+
+    def render(*extra: str) -> str:
+        out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_matrix.py"), "matrix.yaml", "--out", "out",
+                              "--slurm", "--dry-run", *extra], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()[1]  # "sbatch <script>  # ..."
+
+    first = render()
+    second = render("--only", "qb")
+    env = slurm_env(tmp_path, "4401", tmp_path / "unused", SLURM_ARRAY_JOB_ID="4400", SLURM_ARRAY_TASK_ID="0",
+                    SRUN_RECORD=str(tmp_path / "srun.txt"))
+    for restart in ("1", "2"):  # two requeues of task 0 of the first array
+        done = subprocess.run(["bash", first], cwd=tmp_path, env={**env, "SLURM_RESTART_COUNT": restart},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        argv = (tmp_path / "srun.txt").read_text().splitlines()[1:]
+        assert argv[argv.index("--record.path") + 1] == "out/qa-s1/results.json"
+    log = (tmp_path / "out" / "qa-s1" / "log.txt").read_text()
+    assert log.count("== task 0 of job 4400") == 2 and not (tmp_path / "out" / "qb-s1").exists()
+    assert first != second and "qb-s1" in (tmp_path / second).read_text()
 
 
 def test_sweep_agents_array_and_torchrun_recipe_render(tmp_path):
