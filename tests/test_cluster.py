@@ -179,6 +179,34 @@ def test_slurm_job_requeued_twice_records_what_an_uninterrupted_run_does(tmp_pat
     assert json.loads((job / "run.json").read_text())["wandb_id"] in ids
     assert one["wandb"]["id"] not in ids
     assert (job / "slurm-4242.log").read_text().count("== job 4242") == 3  # the job's log, in the run folder
+    assert_one_history_on_the_global_step_axis(runs, epochs=3)
+
+
+def assert_one_history_on_the_global_step_axis(segments: list[Path], epochs: int) -> None:
+    """The offline streams of one run's segments, in start order (``offline-run-<time>-<id>``): every metric on
+    ``trainer/global_step`` (wandb's ``define_metric("*", step_metric=...)``, which Lightning's ``WandbLogger``
+    sets), every history row holding it, every epoch's ``val/f1`` row once and the steps increasing across
+    segments; each interrupted segment marked preempting and finished with 143 before its process exited."""
+    from test_wandb_offline import wandb_records
+
+    val_rows, steps = [], []
+    for i, folder in enumerate(segments):
+        (stream,) = folder.glob("run-*.wandb")
+        records = wandb_records(stream)
+        kinds = [r.WhichOneof("record_type") for r in records]
+        assert any(r.metric.glob_name == "*" and r.metric.step_metric == "trainer/global_step"
+                   for r in records if r.HasField("metric")), folder
+        rows = [{(item.key or "/".join(item.nested_key)): json.loads(item.value_json) for item in r.history.item}
+                for r in records if r.HasField("history")]
+        assert all("trainer/global_step" in row for row in rows), folder  # tables too (before: not the tables)
+        steps += [row["trainer/global_step"] for row in rows if "train/loss" in row]
+        val_rows += [(row["epoch"], row["trainer/global_step"]) for row in rows if "val/f1" in row]
+        last = i == len(segments) - 1
+        assert [r.exit.exit_code for r in records if r.HasField("exit")] == [0 if last else 143], folder
+        assert ("preempting" in kinds) == (not last), folder  # before: exit code 0 and no preempting record
+    assert sorted(e for e, _ in val_rows) == list(range(epochs)), val_rows  # every epoch once
+    # one axis: the segments continue it (each step's training row once), never restart from 0 as _step does
+    assert steps == sorted(set(steps)) and [s for _, s in val_rows] == sorted({s for _, s in val_rows}), steps
 
 
 def test_rendered_fit_sbatch_on_2_nodes_x_8_gpus_starts_16_ranks(tmp_path):
