@@ -50,7 +50,7 @@ def wandb_login() -> WandbLogin:
                                                update_session=False)
             mode, forced = ("online", False) if auth is not None else ("offline", True)
     except (AuthenticationError, ValueError) as e:  # a malformed key or server URL (pydantic's errors included)
-        raise ConfigError(f"W&B settings: {str(e).strip().splitlines()[0]}") from None
+        raise ConfigError(f"W&B settings: {' '.join(str(e).split())[:300]}") from None
     return WandbLogin(mode, settings.base_url, settings.app_url, settings.entity or None, forced)
 
 
