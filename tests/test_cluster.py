@@ -105,6 +105,23 @@ def test_a_fit_refused_after_its_run_folder_was_chosen_leaves_no_empty_folder(tm
     assert not any((tmp_path / "runs" / "mine").iterdir())
 
 
+def test_validate_and_test_write_nothing_into_the_runs_tree_unless_asked(tmp_path, monkeypatch):
+    """Before: each ``validate``/``test`` of a checkpoint made a folder in the runs tree (``config.yaml`` only, or
+    the config's CSV logger's ``version_N`` with a record). Now nothing, unless ``--record.path`` names one."""
+    monkeypatch.chdir(tmp_path)
+    config = ["--config", str(ROOT / "configs" / "quickstart.yaml"), "--data.init_args.max_sentences", "24",
+              "--trainer.enable_progress_bar", "false"]
+    assert main(["fit", *config, *QUICK[:2], "--test_after_fit", "false"]) == 0
+    (rec,) = records(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for command in ("validate", "test"):
+        assert main([command, *config, "--ckpt_path", rec["best_checkpoint"]]) == 0
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert main(["test", *config, "--ckpt_path", rec["best_checkpoint"], "--record.path", "mine/results.json"]) == 0
+    assert json.loads((tmp_path / "mine" / "results.json").read_text())["test"]["f1"] >= 0
+    assert (tmp_path / "mine" / "config.yaml").is_file()
+
+
 def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
     from ner_zoo.training.run_folder import newest_checkpoint
 
@@ -309,6 +326,11 @@ def test_sweep_agents_array_and_torchrun_recipe_render(tmp_path):
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "srun.txt").read_text().split("\n")[1:5] == ["wandb", "agent", "--count", "1"]
+    # SLURM opens --output before the script runs and makes no folder for it: a path in the submission folder
+    output = next(line.split("=", 1)[1].split()[0] for line in
+                  (ROOT / "tools" / "slurm" / "sweep_agents.sbatch").read_text().splitlines()
+                  if line.startswith("#SBATCH --output="))
+    assert "/" not in output  # before: runs/sweeps/..., made inside the script, after SLURM opened the file
     record = tmp_path / "torchrun.txt"
     fake = tmp_path / "bin" / "torchrun"
     fake.write_text(f'#!/bin/bash\n{{ echo "run_dir=$NER_ZOO_RUN_DIR"; printf "%s\\n" "$@"; }} > {record}\n')

@@ -57,8 +57,10 @@ class LogConfigCallback(SaveConfigCallback):
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         if self.already_saved:
             return
-        config = json.loads(self.parser.dump(self.config, format="json"))
         recorder = next((c for c in trainer.callbacks if isinstance(c, RunRecorder)), None)
+        if stage != "fit" and not (recorder and recorder.path):  # validate/test: only beside --record.path
+            return
+        config = json.loads(self.parser.dump(self.config, format="json"))
         if recorder is not None:
             recorder.config = config
             recorder.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]

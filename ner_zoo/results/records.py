@@ -454,8 +454,8 @@ class RunRecorder(Callback):
         self._write(trainer)
 
     def _write(self, trainer: pl.Trainer) -> None:
-        if not self.enabled:
-            return
+        if not self.enabled or (not self.path and self._run_dir is None and trainer.state.fn != "fit"):
+            return  # validate/test on their own: a record only where --record.path names it
         target = self._target(trainer)  # trainer.log_dir is a collective under DDP: every rank calls it
         if not trainer.is_global_zero:
             return
