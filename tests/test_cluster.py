@@ -105,6 +105,23 @@ def test_a_fit_refused_after_its_run_folder_was_chosen_leaves_no_empty_folder(tm
     assert not any((tmp_path / "runs" / "mine").iterdir())
 
 
+def test_validate_and_test_write_nothing_into_the_runs_tree_unless_asked(tmp_path, monkeypatch):
+    """Before: each ``validate``/``test`` of a checkpoint made a folder in the runs tree (``config.yaml`` only, or
+    the config's CSV logger's ``version_N`` with a record). Now nothing, unless ``--record.path`` names one."""
+    monkeypatch.chdir(tmp_path)
+    config = ["--config", str(ROOT / "configs" / "quickstart.yaml"), "--data.init_args.max_sentences", "24",
+              "--trainer.enable_progress_bar", "false"]
+    assert main(["fit", *config, *QUICK[:2], "--test_after_fit", "false"]) == 0
+    (rec,) = records(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for command in ("validate", "test"):
+        assert main([command, *config, "--ckpt_path", rec["best_checkpoint"]]) == 0
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert main(["test", *config, "--ckpt_path", rec["best_checkpoint"], "--record.path", "mine/results.json"]) == 0
+    assert json.loads((tmp_path / "mine" / "results.json").read_text())["test"]["f1"] >= 0
+    assert (tmp_path / "mine" / "config.yaml").is_file()
+
+
 def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
     from ner_zoo.training.run_folder import newest_checkpoint
 
@@ -113,22 +130,6 @@ def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
     (tmp_path / "broken.ckpt").write_bytes(b"not a checkpoint")
     path, step = newest_checkpoint(sorted(tmp_path.glob("*.ckpt")))
     assert (path.name, step) == ("last.ckpt", 200)  # before: any hpc_ckpt_* won over a newer last.ckpt
-
-
-def test_wandb_key_for_any_host(tmp_path, monkeypatch):
-    from ner_zoo.results.wandb_tables import wandb_has_key
-
-    monkeypatch.delenv("WANDB_API_KEY", raising=False)
-    netrc = tmp_path / "netrc"
-    netrc.write_text("machine wandb.example-corp.internal\n  login user\n  password abc\n")
-    netrc.chmod(0o600)
-    monkeypatch.setenv("NETRC", str(netrc))
-    monkeypatch.setenv("WANDB_BASE_URL", "https://wandb.example-corp.internal")
-    assert wandb_has_key()  # before: only an api.wandb.ai entry counted, so a self-hosted server ran offline
-    monkeypatch.delenv("WANDB_BASE_URL")
-    assert not wandb_has_key()
-    monkeypatch.setenv("WANDB_API_KEY", "x")
-    assert wandb_has_key()
 
 
 def slurm_env(tmp_path: Path, job: str, run_dir: Path, **extra) -> dict:
@@ -195,6 +196,34 @@ def test_slurm_job_requeued_twice_records_what_an_uninterrupted_run_does(tmp_pat
     assert json.loads((job / "run.json").read_text())["wandb_id"] in ids
     assert one["wandb"]["id"] not in ids
     assert (job / "slurm-4242.log").read_text().count("== job 4242") == 3  # the job's log, in the run folder
+    assert_one_history_on_the_global_step_axis(runs, epochs=3)
+
+
+def assert_one_history_on_the_global_step_axis(segments: list[Path], epochs: int) -> None:
+    """The offline streams of one run's segments, in start order (``offline-run-<time>-<id>``): every metric on
+    ``trainer/global_step`` (wandb's ``define_metric("*", step_metric=...)``, which Lightning's ``WandbLogger``
+    sets), every history row holding it, every epoch's ``val/f1`` row once and the steps increasing across
+    segments; each interrupted segment marked preempting and finished with 143 before its process exited."""
+    from test_wandb_offline import wandb_records
+
+    val_rows, steps = [], []
+    for i, folder in enumerate(segments):
+        (stream,) = folder.glob("run-*.wandb")
+        records = wandb_records(stream)
+        kinds = [r.WhichOneof("record_type") for r in records]
+        assert any(r.metric.glob_name == "*" and r.metric.step_metric == "trainer/global_step"
+                   for r in records if r.HasField("metric")), folder
+        rows = [{(item.key or "/".join(item.nested_key)): json.loads(item.value_json) for item in r.history.item}
+                for r in records if r.HasField("history")]
+        assert all("trainer/global_step" in row for row in rows), folder  # tables too (before: not the tables)
+        steps += [row["trainer/global_step"] for row in rows if "train/loss" in row]
+        val_rows += [(row["epoch"], row["trainer/global_step"]) for row in rows if "val/f1" in row]
+        last = i == len(segments) - 1
+        assert [r.exit.exit_code for r in records if r.HasField("exit")] == [0 if last else 143], folder
+        assert ("preempting" in kinds) == (not last), folder  # before: exit code 0 and no preempting record
+    assert sorted(e for e, _ in val_rows) == list(range(epochs)), val_rows  # every epoch once
+    # one axis: the segments continue it (each step's training row once), never restart from 0 as _step does
+    assert steps == sorted(set(steps)) and [s for _, s in val_rows] == sorted({s for _, s in val_rows}), steps
 
 
 def test_rendered_fit_sbatch_on_2_nodes_x_8_gpus_starts_16_ranks(tmp_path):
@@ -241,13 +270,13 @@ def test_run_matrix_as_a_slurm_array_one_run_per_task(tmp_path):
                           "--slurm", "--dry-run", "--slurm-opt=--partition=gpu"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    script = (tmp_path / "out" / "matrix.sbatch").read_text()
+    name = out.stdout.split()[1]
+    script = (tmp_path / name).read_text()
     assert "#SBATCH --array=0-1\n" in script and "#SBATCH --partition=gpu\n" in script
-    assert out.stdout.startswith("sbatch out/matrix.sbatch")
     for task in ("0", "1"):
         env = slurm_env(tmp_path, "901", tmp_path / "unused", SLURM_ARRAY_JOB_ID="900", SLURM_ARRAY_TASK_ID=task,
                         NER_ZOO_PYTHON=sys.executable)
-        done = subprocess.run(["bash", "out/matrix.sbatch"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        done = subprocess.run(["bash", name], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, done.stderr + (tmp_path / "out" / f"tiny-s{int(task) + 1}" / "log.txt").read_text()
     recs = records(tmp_path / "out")
@@ -256,6 +285,36 @@ def test_run_matrix_as_a_slurm_array_one_run_per_task(tmp_path):
     from ner_zoo.results.compare import load_records
 
     assert len(load_records([tmp_path / "out"])) == 2
+
+
+def test_a_rerendered_matrix_leaves_a_requeued_task_on_its_own_run(tmp_path):
+    """An array of runs ``qa``, ``qb``; then ``--slurm --only qb`` into the same folder (a second sitting); then
+    task 0 of the first array is requeued. Before: both arrays read one ``matrix.commands``, rewritten by the
+    second render, so the requeued task trained into ``qb-s1``. Now each array's commands are in its own script
+    (as sbatch keeps it), and the task's log gets one more block."""
+    (tmp_path / "matrix.yaml").write_text(yaml.safe_dump([{"name": "qa", "configs": ["tiny.yaml"], "seeds": [1]},
+                                                          {"name": "qb", "configs": ["tiny.yaml"], "seeds": [1]}]))
+
+    def render(*extra: str) -> str:
+        out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_matrix.py"), "matrix.yaml", "--out", "out",
+                              "--slurm", "--dry-run", *extra], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()[1]  # "sbatch <script>  # ..."
+
+    first = render()
+    second = render("--only", "qb")
+    env = slurm_env(tmp_path, "4401", tmp_path / "unused", SLURM_ARRAY_JOB_ID="4400", SLURM_ARRAY_TASK_ID="0",
+                    SRUN_RECORD=str(tmp_path / "srun.txt"))
+    for restart in ("1", "2"):  # two requeues of task 0 of the first array
+        done = subprocess.run(["bash", first], cwd=tmp_path, env={**env, "SLURM_RESTART_COUNT": restart},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        argv = (tmp_path / "srun.txt").read_text().splitlines()[1:]
+        assert argv[argv.index("--record.path") + 1] == "out/qa-s1/results.json"
+    log = (tmp_path / "out" / "qa-s1" / "log.txt").read_text()
+    assert log.count("== task 0 of job 4400") == 2 and not (tmp_path / "out" / "qb-s1").exists()
+    assert first != second and "qb-s1" in (tmp_path / second).read_text()
 
 
 def test_sweep_agents_array_and_torchrun_recipe_render(tmp_path):
@@ -267,6 +326,11 @@ def test_sweep_agents_array_and_torchrun_recipe_render(tmp_path):
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "srun.txt").read_text().split("\n")[1:5] == ["wandb", "agent", "--count", "1"]
+    # SLURM opens --output before the script runs and makes no folder for it: a path in the submission folder
+    output = next(line.split("=", 1)[1].split()[0] for line in
+                  (ROOT / "tools" / "slurm" / "sweep_agents.sbatch").read_text().splitlines()
+                  if line.startswith("#SBATCH --output="))
+    assert "/" not in output  # before: runs/sweeps/..., made inside the script, after SLURM opened the file
     record = tmp_path / "torchrun.txt"
     fake = tmp_path / "bin" / "torchrun"
     fake.write_text(f'#!/bin/bash\n{{ echo "run_dir=$NER_ZOO_RUN_DIR"; printf "%s\\n" "$@"; }} > {record}\n')

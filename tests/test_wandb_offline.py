@@ -237,13 +237,26 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
         _record(tmp_path / "records" / f"min-s{i}", "MIN", None, i, m)
         _record(tmp_path / "records" / f"ner_only-s{i}", "MIN", "ner_only", i, b)
-    linked = tmp_path / "records" / "min-s1" / "results.json"  # a run logged online: its record names the run
-    rec = json.loads(linked.read_text())
-    linked.write_text(json.dumps({**rec, "wandb": {"id": "ab12cd34", "project": "zoo", "entity": "me", "url": None}}))
+    # offline runs: s1 synced by `wandb sync` (its marker beside the stream), s2 synced, an all-digit id and no
+    # entity in the record (wandb's settings name it), s3 never synced: no link
+    for seed, run_id, entity in ((1, "ab12cd34", "me"), (2, "76894424", None), (3, "cd34ef56", "me")):
+        folder = tmp_path / "records" / f"min-s{seed}"
+        rec = json.loads((folder / "results.json").read_text())
+        (folder / "results.json").write_text(json.dumps({**rec, "wandb": {"id": run_id, "project": "zoo",
+                                                                          "entity": entity, "url": None}}))
+        stream = folder / "wandb" / f"offline-run-20260101_000000-{run_id}"
+        stream.mkdir(parents=True)
+        if seed < 3:
+            (stream / f"run-{run_id}.wandb.synced").write_text("")
+    duplicate = tmp_path / "records" / "min-s1-again"  # a second record of seed 1: one seed, reported
+    duplicate.mkdir()
+    rec = json.loads((tmp_path / "records" / "min-s1" / "results.json").read_text())
+    (duplicate / "results.json").write_text(json.dumps({**rec, "wandb": None}))
     out = subprocess.run([sys.executable, "-m", "ner_zoo.cli.main", "compare", "records", "--only-runs",
-                          "--wandb", "zoo-results"], cwd=tmp_path, env=offline_env(tmp_path),
+                          "--wandb", "zoo-results"], cwd=tmp_path, env={**offline_env(tmp_path), "WANDB_ENTITY": "team"},
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+    assert "MIN on WNUT2017" in out.stderr and "seed 1 x2: each seed counted once" in out.stderr
     runs = [decode_run(d) for d in (tmp_path / "runs" / "wandb").rglob("offline-run-*")]
     assert len(runs) == 1
     run = runs[0]
@@ -259,11 +272,17 @@ def test_compare_pushes_the_results_tables_to_wandb(tmp_path):
     assert (row["difference mean"], row["difference std"]) == (mean, std) and isinstance(row["n"], int)
     runs_table = run["tables"]["runs"]
     links = [dict(zip(runs_table["columns"], r)) for r in runs_table["data"]]
-    assert len(links) == len(MODEL) + len(BASE)
-    assert [r["wandb link"] for r in links if r["wandb id"]] == ["https://wandb.ai/me/zoo/runs/ab12cd34"]
+    assert len(links) == len(MODEL) + len(BASE) + 1
+    app = "https://forge.coreweave.com/wandb"  # wandb 0.31's pages for its default server
+    got = {r["wandb id"]: r["wandb link"] for r in links if r["wandb id"]}
+    assert got == {"ab12cd34": f"{app}/me/zoo/runs/ab12cd34", "76894424": f"{app}/team/zoo/runs/76894424",
+                   "cd34ef56": None}  # before: None for every offline run
+    assert "wandb id mean" not in runs_table["columns"]  # before: the all-digit id became a number column
     assert all(isinstance(r["test f1"], float) for r in links)
     results = run["tables"]["results"]
-    assert {dict(zip(results["columns"], r))["model"] for r in results["data"]} == {"MIN", "MIN (ner_only)"}
+    rows = {dict(zip(results["columns"], r))["model"]: dict(zip(results["columns"], r)) for r in results["data"]}
+    assert set(rows) == {"MIN", "MIN (ner_only)"}
+    assert rows["MIN"]["seeds"] == len(MODEL)  # before: len(MODEL) + 1, the duplicate counted as a seed
 
 
 def test_overlay_and_encoder_tags(monkeypatch):

@@ -13,9 +13,11 @@ many runs share one card; each process uses one CPU thread. ``--only`` and ``--s
 per card, peak memory and mean utilisation sampled with ``nvidia-smi``) is printed at the end and written
 to ``<out>/packing.json``.
 
-``--slurm`` runs the matrix on a SLURM cluster instead: it writes ``<out>/matrix.sbatch``, a job array with
-one task (one run, ``--slurm-gpus`` GPUs) per line of ``<out>/matrix.commands`` (run folder, TAB, arguments),
-and submits it with ``sbatch`` (``--dry-run``: writes and prints the ``sbatch`` command only). Extra
+``--slurm`` runs the matrix on a SLURM cluster instead: it writes ``<out>/matrix-<content hash>.sbatch``, a job
+array with one task (one run, ``--slurm-gpus`` GPUs) per command line written inside the script (run folder,
+TAB, arguments), and submits it with ``sbatch`` (``--dry-run``: writes and prints the ``sbatch`` command only).
+sbatch keeps the script as submitted, so rendering the matrix again (``--only``, other seeds) never changes
+what a requeued task of an earlier array runs. Extra
 ``#SBATCH`` options (partition, account, time) go in ``--slurm-opt``. A requeued task resumes its run from
 the newest checkpoint in its folder (``--ckpt_path last``), so a user reproduces a table on their cluster
 with one command, e.g. ``python tools/run_matrix.py configs/experiments/repro_<...>.yaml --out runs/repro
@@ -25,6 +27,7 @@ with one command, e.g. ``python tools/run_matrix.py configs/experiments/repro_<.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shlex
@@ -129,6 +132,7 @@ class Packing:
 
 ARRAY = """#!/bin/bash
 # {n} runs of {matrix}, one per array task (tools/run_matrix.py --slurm); requeued tasks resume.
+# The commands are in this script, which sbatch keeps from submission: a requeued task runs its own line.
 #SBATCH --job-name={name}
 #SBATCH --array=0-{last}{throttle}
 #SBATCH --nodes=1
@@ -140,7 +144,9 @@ ARRAY = """#!/bin/bash
 #SBATCH --signal=SIGUSR1@120
 #SBATCH --output={out}/slurm-%A_%a.out
 {extra}set -euo pipefail
-IFS=$'\\t' read -r FOLDER ARGS < <(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {commands})
+IFS=$'\\t' read -r FOLDER ARGS < <(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" <<'COMMANDS'
+{commands}COMMANDS
+)
 mkdir -p "$FOLDER"
 eval "set -- $ARGS"
 export NER_ZOO_DATA=${{NER_ZOO_DATA:-$PWD/data}} PYTHONFAULTHANDLER=1 OMP_NUM_THREADS=${{OMP_NUM_THREADS:-4}}
@@ -151,15 +157,16 @@ srun ${{NER_ZOO_PYTHON:-python}} "$@" --ckpt_path last >> "$FOLDER/log.txt" 2>&1
 
 def slurm_array(jobs: list[tuple[str, list[str]]], matrix: Path, out: Path, gpus: int, options: list[str],
                 parallel: int | None) -> Path:
-    """Write ``<out>/matrix.sbatch`` and ``<out>/matrix.commands`` (one run per array task); returns the script."""
+    """Write ``<out>/matrix-<hash>.sbatch``, a job array with one run per task and the commands inside it, named
+    by its content: rendering another selection into the same folder writes another script and changes
+    nothing a submitted array (or its requeued tasks) runs. Returns the script."""
     out.mkdir(parents=True, exist_ok=True)
-    commands = out / "matrix.commands"
-    commands.write_text("".join(f"{out / name}\t{shlex.join(cmd[1:])}\n" for name, cmd in jobs))
-    script = out / "matrix.sbatch"
-    script.write_text(ARRAY.format(n=len(jobs), matrix=matrix, name=f"ner-zoo-{matrix.stem}", last=len(jobs) - 1,
-                                   throttle=f"%{parallel}" if parallel else "", gpus=gpus, out=out,
-                                   commands=shlex.quote(str(commands)),
-                                   extra="".join(f"#SBATCH {o}\n" for o in options)))
+    lines = "".join(f"{out / name}\t{shlex.join(cmd[1:])}\n" for name, cmd in jobs)
+    text = ARRAY.format(n=len(jobs), matrix=matrix, name=f"ner-zoo-{matrix.stem}", last=len(jobs) - 1,
+                        throttle=f"%{parallel}" if parallel else "", gpus=gpus, out=out, commands=lines,
+                        extra="".join(f"#SBATCH {o}\n" for o in options))
+    script = out / f"matrix-{hashlib.sha256(text.encode()).hexdigest()[:12]}.sbatch"
+    script.write_text(text)
     return script
 
 
@@ -197,7 +204,7 @@ def main() -> int:
         while pending and len(running) < a.jobs:
             name, cmd = pending.pop(0)
             (a.out / name).mkdir(parents=True, exist_ok=True)
-            log = open(a.out / name / "log.txt", "w")
+            log = open(a.out / name / "log.txt", "a")  # a rerun adds to the log, never replaces it
             log.write(" ".join(cmd) + "\n")
             log.flush()
             running.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), time.time()))

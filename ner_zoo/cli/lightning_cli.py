@@ -163,6 +163,9 @@ class NERZooCLI(LightningCLI):
             from ner_zoo.training.final_model import configure_final_model
 
             configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
+        if self.subcommand in ("validate", "test") and not any(
+                a.startswith("--trainer.logger") for a in getattr(self, "_argv", [])):
+            config["trainer"]["logger"] = False  # the config's loggers are the fit's: nothing into its runs tree
         if logger_configs(config):
             run = run_identity(json.loads(self._parser(self.subcommand).dump(config, format="json")))
             self.log_model = configure_loggers(config, run, self.fit_run) or self.log_model

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,8 @@ import torch
 from lightning.pytorch.cli import SaveConfigCallback
 
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
-from ner_zoo.results.wandb_tables import wandb_has_key
-from ner_zoo.training.run_folder import FitRun
+from ner_zoo.results.wandb_tables import offline_note, wandb_login
+from ner_zoo.training.run_folder import FitRun, process_rank
 
 
 def run_identity(config: dict) -> dict:
@@ -56,8 +57,10 @@ class LogConfigCallback(SaveConfigCallback):
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         if self.already_saved:
             return
-        config = json.loads(self.parser.dump(self.config, format="json"))
         recorder = next((c for c in trainer.callbacks if isinstance(c, RunRecorder)), None)
+        if stage != "fit" and not (recorder and recorder.path):  # validate/test: only beside --record.path
+            return
+        config = json.loads(self.parser.dump(self.config, format="json"))
         if recorder is not None:
             recorder.config = config
             recorder.config_files = [str(getattr(f, "relative", f)) for f in self.config.get("config") or []]
@@ -107,10 +110,15 @@ def logger_configs(config: Any) -> list:
 
 
 def configure_wandb(logger: Any, config: Any, run: dict) -> None:
-    """Offline without a key; name, group, job_type and tags from the run's identity (kept when set)."""
+    """Offline when wandb has no key for its server (:func:`~ner_zoo.results.wandb_tables.wandb_login`), with one
+    line saying so; name, group, job_type and tags from the run's identity (kept when set)."""
     args = logger["init_args"]
-    if not wandb_has_key() and os.environ.get("WANDB_MODE") not in ("online", "disabled"):
-        args["offline"] = True
+    login = wandb_login()
+    extra = dict(logger.get("dict_kwargs") or {})
+    if login.forced_offline and not args.get("offline"):
+        extra["mode"] = "offline"  # wandb.init's own argument: wandb read its environment already
+        if process_rank() == 0:
+            print(offline_note(login), file=sys.stderr)
     label = "-".join(x for x in (run["model"], run["variant"], run["dataset"]) if x)
     if args.get("name") in (None, "", "lightning_logs"):
         # a sweep agent sets WANDB_RUN_ID: trials of one seed need distinct names
@@ -120,7 +128,6 @@ def configure_wandb(logger: Any, config: Any, run: dict) -> None:
     trainer = config.get("trainer", {})
     accelerator = str(trainer.get("accelerator") or "auto")
     hardware = torch.cuda.get_device_name(0) if accelerator != "cpu" and torch.cuda.is_available() else "cpu"
-    extra = dict(logger.get("dict_kwargs") or {})
     extra.setdefault("group", f"{label}-{run['recipe']}")
     extra.setdefault("job_type", run["variant"] or "main")
     tags = list(extra.get("tags") or [])

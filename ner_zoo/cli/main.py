@@ -72,11 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         return SIGTERM_EXIT
     except SystemExit as e:
         if isinstance(e.__context__, KeyboardInterrupt):  # Lightning's sys.exit(1) after a Ctrl-C in a loop
+            finish_wandb(SIGINT_EXIT)
             print("ner-zoo: interrupted (Ctrl-C) (a fit wrote last.ckpt and results.json; resume with "
                   "--ckpt_path last)", file=sys.stderr)
             return SIGINT_EXIT
         if type(e).__name__ != "SIGTERMException":  # Lightning's, a SystemExit without a code (would exit 0)
             raise
+        finish_wandb(SIGTERM_EXIT)
         print("ner-zoo: interrupted by SIGTERM (last.ckpt and results.json were written; resume with "
               "--ckpt_path last)", file=sys.stderr)
         return SIGTERM_EXIT
@@ -95,6 +97,17 @@ def main(argv: Sequence[str] | None = None) -> int | None:
             signal.signal(signal.SIGTERM, previous)
         if light.active() and not stand_ins_before:  # called from Python: a later import gets the real Lightning
             light.remove()
+
+
+def finish_wandb(exit_code: int) -> None:
+    """The W&B run a signal interrupted (SLURM's SIGTERM, also after its SIGUSR1 and requeue): marked preempting
+    and finished with the process's exit code, so that its stream (an offline run's ``.wandb`` file) is flushed
+    and closed before the process exits. Before, wandb's exit hook recorded exit code 0 ("finished")."""
+    wandb = sys.modules.get("wandb")
+    run = getattr(wandb, "run", None)
+    if run is not None:
+        run.mark_preempting()
+        run.finish(exit_code=exit_code)
 
 
 def _install_sigterm():

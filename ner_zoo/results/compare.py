@@ -135,6 +135,28 @@ def recipes(records: list[dict]) -> list[tuple[tuple, list[dict]]]:
     return sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))
 
 
+def seed_scores(recs: list[dict]) -> dict:
+    """One test score per distinct seed of a recipe's records (several records of one seed: their mean)."""
+    by_seed: dict = defaultdict(list)
+    for r in recs:
+        by_seed[r.get("seed")].append(_score(r))
+    return {seed: statistics.fmean(v) for seed, v in by_seed.items()}
+
+
+def duplicate_seeds(records: list[dict]) -> list[str]:
+    """One line per recipe holding several records of one seed (counted once in ``seeds``)."""
+    lines = []
+    for (model, data, variant, chash), recs in recipes([r for r in records if not is_partial(r)]):
+        counts = defaultdict(int)
+        for r in recs:
+            counts[r.get("seed")] += 1
+        repeated = ", ".join(f"seed {s} x{n}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0])) if n > 1)
+        if repeated:
+            lines.append(f"ner-zoo compare: {_label(model, variant)} on {data} (recipe {chash}): {repeated}: "
+                         "each seed counted once, its records' mean")
+    return lines
+
+
 def table_rows(records: list[dict]) -> list[dict]:
     papers = paper_results()
     rows, matched = [], set()
@@ -143,7 +165,8 @@ def table_rows(records: list[dict]) -> list[dict]:
                       and p.get("variant") == variant), None)
         if paper is not None:
             matched.add(paper)
-        score = [_score(r) for r in recs]
+        per_seed = seed_scores(recs)
+        score = list(per_seed.values())
         epochs = [trained_epochs(r) for r in recs]
         secs = [s for r in recs for s in r.get("epoch_seconds", [])]
         hw = recs[0].get("hardware", {})
@@ -152,7 +175,7 @@ def table_rows(records: list[dict]) -> list[dict]:
             "split": split_cell(data_split(recs[0]), [None if paper is None else papers[paper]])
                      + test_size_note([(r, r) for r in recs], (None if paper is None else papers[paper],)),
             "encoder": recs[0].get("encoder") or "", "overlay": _overlays(recs[0]),
-            "ours": _fmt(score), "seeds": len(recs),
+            "ours": _fmt(score), "seeds": len(per_seed),
             "paper": "" if paper is None else f"{papers[paper]['value']:.2f}",
             "epochs": "/".join(str(e) for e in sorted(set(epochs), key=lambda e: (not isinstance(e, (int, float)),
                                                                                  e if isinstance(e, (int, float)) else 0, str(e)))),
@@ -358,6 +381,8 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
         for target in filter(None, (a.output, figure, curves)):
             check_output(target, read, a.overwrite)
     records = load_records(a.paths)
+    for line in duplicate_seeds(records):
+        print(line, file=sys.stderr)
     rows = table_rows(records)
     if a.only_runs:
         rows = [r for r in rows if r["seeds"]]
@@ -365,11 +390,11 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
     paired_table = paired_rows(records, a.min_seeds)
     paired = paired_markdown(paired_table)
     if a.wandb:
-        from ner_zoo.results.wandb_tables import push_tables, run_rows
+        from ner_zoo.results.wandb_tables import push_tables
 
         run_id = push_tables(a.wandb, {"results": rows, "paired": [public(r) for r in paired_table],
-                                       "gains": gain_rows(records), "f1_by_length": length_rows(records),
-                                       "runs": run_rows(records)}, ["ner-zoo compare", *argv])
+                                       "gains": gain_rows(records), "f1_by_length": length_rows(records)},
+                             ["ner-zoo compare", *argv], records)
         print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length, runs",
               file=sys.stderr)
     if a.output and a.format == "markdown":

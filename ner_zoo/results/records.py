@@ -254,12 +254,14 @@ class RunRecorder(Callback):
         for seg in self.segments:  # an earlier process stopped after the checkpoint it saved: resumed from there
             if "end_step" not in seg:
                 seg.update(end_step=trainer.global_step, status="stopped")
-        job = os.environ.get("SLURM_JOB_ID")
+        from ner_zoo.training.run_folder import slurm_ids
+
+        slurm = slurm_ids()  # job, array job and task
         self.segments.append({"start_step": trainer.global_step, "start_epoch": trainer.current_epoch,
                               "resumed_from": trainer.ckpt_path, "host": platform.node(),
                               "started": datetime.now().isoformat(timespec="seconds"),
-                              **({"slurm_job": job, "slurm_restart": int(os.environ.get("SLURM_RESTART_COUNT", 0))}
-                                 if job else {})})
+                              **({**slurm, "slurm_restart": int(os.environ.get("SLURM_RESTART_COUNT", 0))}
+                                 if slurm else {})})
 
     def _fraction(self, trainer: pl.Trainer) -> float:
         total, done = trainer.num_training_batches, trainer.fit_loop.epoch_loop.batch_progress.current.ready
@@ -336,12 +338,9 @@ class RunRecorder(Callback):
         run_ids = [str(lg.experiment.id) for lg in _wandb_loggers(trainer)]
         stem += "".join(f"-{i}" for i in run_ids[:1])
         parent = root / "-".join(x for x in (model, variant, data) if x)
-        folder, n = parent / stem, 1
-        while folder.exists():  # never reuse a folder (two runs in the same second)
-            n += 1
-            folder = parent / f"{stem}-{n}"
-        folder.mkdir(parents=True)
-        return str(folder)
+        from ner_zoo.training.run_folder import claim_folder
+
+        return str(claim_folder(parent, stem))  # never a folder another process made
 
     def _target(self, trainer: pl.Trainer) -> Path:
         return Path(self.path) if self.path else self.run_dir(trainer) / "results.json"
@@ -455,8 +454,8 @@ class RunRecorder(Callback):
         self._write(trainer)
 
     def _write(self, trainer: pl.Trainer) -> None:
-        if not self.enabled:
-            return
+        if not self.enabled or (not self.path and self._run_dir is None and trainer.state.fn != "fit"):
+            return  # validate/test on their own: a record only where --record.path names it
         target = self._target(trainer)  # trainer.log_dir is a collective under DDP: every rank calls it
         if not trainer.is_global_zero:
             return

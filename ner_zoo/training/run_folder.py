@@ -171,13 +171,31 @@ def _shared_version() -> str | None:
     return None
 
 
-def new_run_dir(root: Path, label: str, wandb_id: str | None) -> Path:
+def claim_run_dir(root: Path, label: str, wandb_id: str | None) -> Path:
+    """A new run folder ``root/label/<time>[-<W&B id>][-<n>]``, made here: ``mkdir`` without ``exist_ok`` claims
+    the name (two processes starting in the same second never share one), the next suffix on a collision."""
     stem = datetime.now().strftime("%Y%m%d-%H%M%S") + (f"-{wandb_id}" if wandb_id else "")
-    folder, n = root / label / stem, 1
-    while folder.exists():  # never reuse a folder (two runs in the same second)
-        n += 1
-        folder = root / label / f"{stem}-{n}"
-    return folder
+    return claim_folder(root / label, stem)
+
+
+def claim_folder(parent: Path, stem: str) -> Path:
+    """``parent/stem``, else ``parent/stem-2``, ``-3`` ...: the first name this process creates itself."""
+    parent.mkdir(parents=True, exist_ok=True)
+    folder, n = parent / stem, 1
+    while True:
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            n += 1
+            folder = parent / f"{stem}-{n}"
+
+
+def slurm_ids() -> dict:
+    """The SLURM job, array job and array task of this process (only those set)."""
+    keys = {"slurm_job": "SLURM_JOB_ID", "slurm_array_job": "SLURM_ARRAY_JOB_ID",
+            "slurm_array_task": "SLURM_ARRAY_TASK_ID"}
+    return {k: os.environ[v] for k, v in keys.items() if os.environ.get(v)}
 
 
 def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: bool) -> FitRun:
@@ -223,10 +241,10 @@ def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: boo
                           "torchrun's --rdzv_id) so that every process of the launch writes to the same one")
     else:
         wandb_id = _wandb_id(None, has_wandb)
-        run_dir = new_run_dir(root, label, wandb_id)
+        run_dir = claim_run_dir(root, label, wandb_id)
         MADE.append((run_dir, root))
         write_marker(run_dir, {"config_hash": recipe, "resume_key": key, "seed": seed,
-                               "created": time.time(), "wandb_id": wandb_id})
+                               "created": time.time(), "wandb_id": wandb_id, **slurm_ids()})
     ckpt, step = _resolve(given, run_dir, run_dir / "checkpoints", explicit_dir=bool(env_dir), hpc_dir=run_dir,
                           asked=asked)
     if ckpt is None and given is None and candidates(run_dir) and process_rank() == 0:
@@ -235,7 +253,7 @@ def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: boo
     marker = read_marker(run_dir)
     if not marker and process_rank() == 0:
         marker = {"config_hash": recipe, "resume_key": key, "seed": seed, "created": time.time(),
-                  "wandb_id": _wandb_id(run_dir, has_wandb)}
+                  "wandb_id": _wandb_id(run_dir, has_wandb), **slurm_ids()}
         write_marker(run_dir, marker)
     wandb_id = marker.get("wandb_id") or _wandb_id(run_dir, has_wandb)
     return FitRun(run_dir, True, ckpt, step, wandb_id)

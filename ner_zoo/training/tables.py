@@ -15,12 +15,13 @@ def format_table(rows: list[list]) -> str:
 
 
 def log_wandb_table(module: Any, key: str, columns: list[str], rows: list[list]) -> None:
-    """One ``wandb.Table`` per W&B logger of ``module`` (nothing without one, nor during the sanity check)."""
+    """One ``wandb.Table`` per W&B logger of ``module`` (nothing without one, nor during the sanity check), at
+    ``trainer/global_step`` like every other metric (a resumed run's segments share that axis, not ``_step``)."""
     if module.trainer.sanity_checking:
         return
     for logger in module.loggers:
         if type(logger).__name__ == "WandbLogger":
-            logger.log_table(key, columns=columns, data=rows)
+            logger.log_table(key, columns=columns, data=rows, step=module.trainer.global_step)
 
 
 def report_per_type(module: Any, stage: str, rows: list[list]) -> None:
