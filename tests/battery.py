@@ -26,6 +26,11 @@ TINY_TRAINER = {"max_epochs": 2, "accelerator": "cpu", "devices": 1, "logger": F
                 "enable_progress_bar": False, "enable_model_summary": False, "log_every_n_steps": 1,
                 "num_sanity_val_steps": 0}
 SAMPLE_DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 48}}
+#: a tiny nested corpus (``tests/fixtures/nested``) for the nested-span models
+NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
+               "init_args": {"data_dir": str(Path(__file__).resolve().parent / "fixtures" / "nested"),
+                             "train_file": "train.jsonlines", "dev_file": "dev.jsonlines",
+                             "test_file": "test.jsonlines", "batch_size": 8}}
 
 
 def build(model: dict, data: dict, tmp_path: Path, trainer: dict | None = None, subcommand: str | None = None):

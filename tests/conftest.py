@@ -102,3 +102,31 @@ def pytest_report_header(config):
     chosen = " ".join(f"{k}={os.environ[k]}" for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")
                       if k in os.environ)
     return f"CPU kernels: {torch.backends.cpu.get_cpu_capability()} ({chosen or 'defaults'}) on {platform.processor() or platform.machine()}"
+
+
+# --- the command tests' fitted model and config (cli_cases.py) ---------------------------------------------------
+@pytest.fixture(scope="session")
+def fitted(tmp_path_factory):
+    """``(config, best checkpoint, folder)``: a tiny BiLSTM-CRF fitted through ``ner-zoo fit`` once per test
+    process, for the command tests that read it (never write into its folder)."""
+    import sys
+
+    from cli_cases import TRAIN, config
+    from ner_zoo.cli.main import main
+
+    tmp = tmp_path_factory.mktemp("fitted")
+    cfg = config(tmp, train=TRAIN * 3, epochs=2)
+    argv, sys.argv = sys.argv, ["ner-zoo"]
+    try:
+        assert main(["fit", "--config", str(cfg)]) == 0
+    finally:
+        sys.argv = argv
+    return cfg, tmp / "ckpt" / "best.ckpt", tmp
+
+
+@pytest.fixture(scope="module")
+def fit_config(tmp_path_factory):
+    """A tiny fit config in a folder of its own per test module (tests fit with it and count what it wrote)."""
+    from cli_cases import config
+
+    return config(tmp_path_factory.mktemp("cfg"))

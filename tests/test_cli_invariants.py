@@ -22,10 +22,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from cli_cases import TRAIN, config_keys, model_fit_config, ner_zoo
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-
-from test_robustness import TRAIN, fitted, ner_zoo  # noqa: F401  (fixture)
 
 settings.register_profile("cli-fast", max_examples=12, deadline=None, database=None, derandomize=True,
                           suppress_health_check=list(HealthCheck))
@@ -245,13 +244,6 @@ def _fit(capsys, cfg: Path, key: str, value: str) -> None:
     assert not list(folder.rglob("results.json"))  # refused before any work
 
 
-@pytest.fixture(scope="module")
-def fit_config(tmp_path_factory):
-    from test_robustness import config
-
-    return config(tmp_path_factory.mktemp("cfg"))
-
-
 @settings(FAST, max_examples=3)
 @given(key=st.sampled_from(sorted(BAD_VALUES)), data=st.data())
 def test_bad_config_values_invariants(fit_config, capsys, key, data):
@@ -270,33 +262,10 @@ EDGE_VALUES = ["0", "-1", "1", "0.5", "1.5", "-0.5", ".nan", ".inf", "x", "null"
 NOT_DRAWN = ("trainer.devices", "trainer.num_nodes")  # 2 on CPU is a valid multi-process run: slow, not wrong
 
 
-def _leaves_of(cfg: Path, prefix: str = "model.") -> list[str]:
-    """The dotted keys of the scalars of the parsed config (``--print_config``) that start with ``prefix``."""
-    import io
-    from contextlib import redirect_stdout
-
-    import yaml
-
-    from ner_zoo.cli.main import main
-
-    out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(SystemExit):
-        main(["fit", "--config", str(cfg), "--print_config"])
-
-    def leaves(value, path=""):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                yield from leaves(v, f"{path}.{k}" if path else k)
-        elif not isinstance(value, list):
-            yield path
-
-    return sorted(k for k in leaves(yaml.safe_load(out.getvalue())) if k.startswith(prefix))
-
-
 @pytest.fixture(scope="module")
 def config_leaves(fit_config):
     """Every scalar of the parsed fit config (``--print_config``): model, data, trainer, checkpoint, ..."""
-    return [k for k in _leaves_of(fit_config, "") if k not in NOT_DRAWN]
+    return [k for k in config_keys(fit_config, "") if k not in NOT_DRAWN]
 
 
 def _any_value(capsys, cfg: Path, key: str, value: str) -> None:
@@ -331,19 +300,6 @@ def test_any_config_value_invariants_long(fit_config, config_leaves, capsys, dat
     _any_value(capsys, fit_config, data.draw(st.sampled_from(config_leaves)), value)
 
 
-_MODEL_CONFIGS: dict[str, tuple[Path, list[str]]] = {}
-
-
-def _model_config(name: str) -> tuple[Path, list[str]]:
-    """The tiny fit config of registry model ``name`` (without a transformer) and its model keys, made once."""
-    if name not in _MODEL_CONFIGS:
-        from ner_zoo.testing.tiny import column_fit_config, tiny_model
-
-        cfg = column_fit_config(Path(tempfile.mkdtemp(prefix="inv-model-")), tiny_model(name), TRAIN * 2, TRAIN)
-        _MODEL_CONFIGS[name] = cfg, _leaves_of(cfg)
-    return _MODEL_CONFIGS[name]
-
-
 def _plain_models() -> list[str]:
     from ner_zoo.testing.tiny import TINY, TRANSFORMER_MODELS
 
@@ -355,129 +311,8 @@ def _plain_models() -> list[str]:
 @given(data=st.data(), value=st.sampled_from(EDGE_VALUES))
 def test_any_model_argument_of_any_model_invariants_long(capsys, data, value):
     """Every registry model without a transformer, any scalar of its ``model`` config."""
-    cfg, keys = _model_config(data.draw(st.sampled_from(_plain_models())))
+    cfg, keys = model_fit_config(data.draw(st.sampled_from(_plain_models())))
     _any_value(capsys, cfg, data.draw(st.sampled_from(keys)), value)
-
-
-def test_a_negative_span_width_is_one_line_naming_the_key(capsys):  # found by the per-model generator
-    cfg, _ = _model_config("locate_and_label")
-    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model.init_args.max_width", "-1")
-    assert rc == 2 and "command line: --model.init_args.max_width -1: LocateAndLabel: max_width must be a positive " \
-        "number of words" in err.strip().splitlines()[-1], err[-2000:]
-
-
-def test_csv_logger_flushing_every_0_steps_is_one_line(capsys, tmp_path):  # found by the generator
-    cfg, _ = _model_config("bilstm_crf")
-    logger = json.dumps({"class_path": "lightning.pytorch.loggers.CSVLogger",
-                         "init_args": {"save_dir": str(tmp_path), "flush_logs_every_n_steps": 0}})
-    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--trainer.logger", logger)
-    assert rc == 2 and "command line: --trainer.logger.init_args.flush_logs_every_n_steps must be a positive " \
-        "integer, got 0" in err.strip().splitlines()[-1], err[-2000:]
-
-
-def test_a_zoo_check_deep_in_a_model_names_the_key_the_command_line_set(capsys):  # found by the generator
-    """HCR hands ``memory_slots`` to its memory as ``max_slots``; the message names neither the key nor the group,
-    and several keys hold 0, so the key is the one the command line set."""
-    cfg, _ = _model_config("hcr")
-    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, "--model.init_args.memory_slots", "0")
-    assert rc == 2 and "command line: --model.init_args.memory_slots 0: KeyValueTokenMemory: max_slots must be " \
-        ">= 1, got 0" in err.strip().splitlines()[-1], err[-2000:]
-
-
-def test_a_negative_focusing_exponent_is_refused_before_training(capsys):  # found by the per-model generator
-    """Locate-and-Label's ``eta -0.5`` raised 0 to a negative power: the NaN guard at step 0, naming no key."""
-    cfg, _ = _model_config("locate_and_label")
-    for key in ("eta", "gamma", "classifier_gamma", "offset_weight"):
-        rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, f"--model.init_args.{key}", "-0.5")
-        assert rc == 2 and f"command line: --model.init_args.{key} must be a finite number >= 0, got -0.5" in \
-            err.strip().splitlines()[-1], err[-2000:]
-
-
-@pytest.mark.parametrize("key, value, says", [  # found by the per-model generator: Adam's differentiable
-    ("differentiable", "true", "a leaf Variable that requires grad is being used in an in-place operation"),
-    ("eps", "-1", "Invalid epsilon value: -1.0"),
-    ("betas", "[2, 0.5]", "Invalid beta parameter at index 0: 2.0"),
-])
-def test_optimizer_settings_torch_refuses_are_one_line(capsys, key, value, says):
-    cfg, _ = _model_config("bilstm_crf")
-    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, f"--model.init_args.optimizer.init_args.{key}", value)
-    assert rc == 2 and "Traceback" not in err, err[-2000:]
-    assert f"--model.init_args.optimizer: torch refuses the settings: {says}" in err.strip().splitlines()[-1]
-
-
-@pytest.mark.parametrize("config, key, value", [
-    ("psa/conll2000.yaml", "decay", "-1"),  # InverseTimeDecay: ZeroDivisionError at epoch 1
-    ("dspert/conll2003.yaml", "warmup", "-0.5"),  # LinearWarmupDecay
-    ("dspert/conll2003.yaml", "total_steps", "0"),
-])
-def test_scheduler_settings_are_checked_before_training(capsys, config, key, value):
-    cfg = Path(__file__).resolve().parents[1] / "configs" / config
-    rc, _, err = ner_zoo(capsys, "fit", "--config", cfg, f"--model.init_args.lr_scheduler.init_args.{key}", value)
-    assert rc == 2 and f"command line: --model.init_args.lr_scheduler.init_args.{key} must be a" in \
-        err.strip().splitlines()[-1], err[-2000:]
-
-
-# Found by the generator above (before, each was a traceback from torch, numpy or Lightning).
-@pytest.mark.parametrize("key, value, says", [
-    ("model.init_args.dropout", "1.5", "--model.init_args.dropout must be a dropout probability"),
-    ("model.init_args.lstm_hidden", "0", "model.init_args (BiLSTMCRF): hidden_size must be greater than zero, "
-                                         "raised building its BiLSTMEncoder"),
-    ("model.init_args.char_encoder.init_args.char_dim", "-1",
-     "command line: --model.init_args.char_encoder.init_args.char_dim -1 (BiLSTMCRF): Trying to create tensor with "
-     "negative dimension -1"),
-    ("checkpoint.mode", "true", "--checkpoint settings Lightning refuses: `mode` can be min, max but got true"),
-    ("model.init_args.words.singleton_unk", "1.5", "command line: --model.init_args.words.singleton_unk 1.5: Words: "
-                                                  "words.singleton_unk is a probability, got 1.5"),
-    ("data.init_args.file_scheme", "bmes", "--data.init_args.file_scheme is not a known tag scheme"),
-    ("model.init_args.lstm_layers", "null", "command line: --model.init_args.lstm_layers cannot be null (BiLSTMCRF "
-                                            "needs a value)"),
-    ("trainer.val_check_interval", "0", "--trainer.val_check_interval must be a fraction"),
-    ("trainer.val_check_interval", "1000", "--trainer.val_check_interval: Lightning refuses the settings: "
-                                           "`val_check_interval` (1000)"),
-    ("trainer.limit_val_batches", "0.1", "--trainer.limit_val_batches: Lightning refuses the settings: You requested "
-                                         "to check 0.1 of the `val_dataloader`"),
-    ("model.init_args.words.singleton_unk", ".nan", "--model.init_args.words.singleton_unk must be a finite number"),
-    ("trainer.check_val_every_n_epoch", "0", "--trainer.check_val_every_n_epoch must be a positive integer"),
-    ("seed_everything", "-1", "--seed_everything must be an integer in [0, 4294967295]"),
-    ("trainer.log_every_n_steps", "-1", "--trainer.log_every_n_steps must be an integer >= 0"),
-    ("model.init_args.char_encoder.init_args.char_dim", "0", "--model.init_args.char_encoder.init_args.char_dim 0 "
-                                                             "gives BiLSTMCRF an empty weight (tokens.chars.embedding"),
-])
-def test_config_values_torch_numpy_or_lightning_refuse_are_one_line(fit_config, capsys, key, value, says):
-    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)
-    assert rc == 2 and "Traceback" not in err and says in err.strip().splitlines()[-1], err[-2000:]
-
-
-def test_null_vectors_on_the_command_line_mean_random_vectors(fit_config, tmp_path, capsys):
-    """``--model.init_args.words.vectors null`` reached the frozen ``Words`` as the string 'None': a traceback."""
-    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, "--trainer.default_root_dir", tmp_path,
-                         "--checkpoint.dirpath", tmp_path / "ckpt", "--record.path", tmp_path / "r.json",
-                         "--model.init_args.words.vectors", "null")
-    assert rc == 0, err[-2000:]
-
-
-class RecordBatches(__import__("lightning.pytorch").pytorch.Callback):
-    """Keeps the sentence indices of every training batch (class-wide: the CLI builds the instance)."""
-
-    seen: list = []
-
-    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-        RecordBatches.seen.append(batch.indices.tolist())
-
-
-def test_overfit_batches_trains_on_the_same_first_batches(fit_config, tmp_path, capsys):
-    """``--trainer.overfit_batches 1`` was an AttributeError: Lightning swapped the loaders' batch samplers for a
-    SequentialSampler over single sentences. Now each epoch trains on the same first batch, unshuffled."""
-    import json
-
-    RecordBatches.seen = []
-    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, "--trainer.default_root_dir", tmp_path,
-                         "--checkpoint.dirpath", tmp_path / "ckpt", "--record.path", tmp_path / "r.json",
-                         "--trainer.overfit_batches", "1", "--trainer.max_epochs", "3", "--trainer.callbacks+",
-                         json.dumps({"class_path": "test_cli_invariants.RecordBatches"}))
-    assert rc == 0, err[-2000:]
-    seen = RecordBatches.seen
-    assert len(seen) == 3 and seen[0] == seen[1] == seen[2], seen
 
 
 # --- checkpoints: any damage is one line naming the file, under every command that reads one -------------------
@@ -634,7 +469,6 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 10**12) |
 
 
 def _compare(capsys, edits: list) -> None:
-    import json
 
     folder = Path(tempfile.mkdtemp(prefix="inv-"))
     try:

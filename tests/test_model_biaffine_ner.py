@@ -3,20 +3,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import torch
 
-from battery import ModelBattery, build
+from battery import NESTED_DATA, ModelBattery, build
 from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.data.schema import Sentence
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
-NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
-NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
-               "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
-                             "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
 
 
 def tiny(model_dir, **extra) -> dict:

@@ -14,7 +14,7 @@ import pytest
 import torch
 import yaml
 
-from battery import ModelBattery, build
+from battery import NESTED_DATA, ModelBattery, build
 from ner_zoo.testing.tiny import tiny_model
 from ner_zoo.cli.lightning_cli import NERZooCLI
 from ner_zoo.data.schema import Sentence, Span
@@ -23,10 +23,6 @@ from ner_zoo.modules.span_losses import hard_span_targets
 from ner_zoo.modules.spans import SpanGrid
 from tiny_bert import sample_words, tiny_bert_dir  # noqa: F401  (session fixture)
 
-NESTED_DIR = Path(__file__).resolve().parent / "fixtures" / "nested"
-NESTED_DATA = {"class_path": "ner_zoo.data.JsonDataModule",
-               "init_args": {"data_dir": str(NESTED_DIR), "train_file": "train.jsonlines",
-                             "dev_file": "dev.jsonlines", "test_file": "test.jsonlines", "batch_size": 8}}
 
 
 def tiny(model_dir, **extra) -> dict:

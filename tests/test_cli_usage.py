@@ -1,0 +1,45 @@
+"""The command line itself: help, command and corpus names, option prefixes, hints that name only what the CLI can
+pass."""
+
+from __future__ import annotations
+
+from cli_cases import T, config, ner_zoo, one_error_line, write
+
+
+# --- 13: help, corpus names, hints, no prefix matching ---------------------------------------------------------------
+def test_top_level_help_lists_every_command(capsys):
+    rc, out, _ = ner_zoo(capsys, "--help")
+    assert rc == 0 and all(f"ner-zoo {c}" in out for c in ("fit", "predict", "score", "data", "compare"))
+
+
+def test_corpus_prefix_and_ambiguous_name(capsys):
+    rc, _, err = ner_zoo(capsys, "data", "stats", "conll2002")
+    assert rc == 2 and "ambiguous corpus 'conll2002'; known: conll2002dutch, conll2002spanish" in err
+    rc, out, err = ner_zoo(capsys, "data", "stats", "samplecorp")
+    assert rc == 0 and "| train |" in out
+
+
+def test_mistyped_option_prefix_is_an_error(tmp_path, capsys):
+    rc, _, err = ner_zoo(capsys, "fit", "--config", config(tmp_path), "--trainer.max_epoch", "1", "--print_config")
+    assert rc == 2 and "--trainer.max_epoch" in err
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt", "x.ckpt", "--input", "y")
+    assert rc == 2 and "--ckpt" in err
+
+
+def test_hints_name_nothing_the_cli_cannot_pass(tmp_path, capsys):
+    empty = tmp_path / "empty.conll"
+    empty.write_text("\n\n")
+    rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={empty}")
+    line = one_error_line(err)
+    assert rc == 2 and "no sentences in file" in line and "allow_empty" not in line and "=True" not in line
+
+
+def test_missing_config_unknown_command_and_bare_data_stats(tmp_path, capsys):  # C-missing, X-*, D-noeq
+    rc, _, err = ner_zoo(capsys, "fit", "--config", tmp_path / "nope.yaml")
+    assert rc == 2 and "nope.yaml: config file not found" in one_error_line(err) and "usage:" not in err
+    rc, _, err = ner_zoo(capsys, "frobnicate")
+    assert rc == 2 and "fit, validate, test, predict, score, data, compare" in one_error_line(err)
+    rc, _, err = ner_zoo(capsys, "data", "stats")
+    assert rc == 2 and "give a corpus name" in one_error_line(err)
+    rc, _, err = ner_zoo(capsys, "data", "stats", "--files", write(tmp_path / "lf.conll", T))
+    assert rc == 2 and "--files takes SPLIT=PATH items" in one_error_line(err)

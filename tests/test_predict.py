@@ -1,0 +1,129 @@
+"""``ner-zoo predict`` (ner_zoo/cli/predict.py): input formats and encodings, pipes, option checks, output names;
+nothing lost or silently misread."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+from cli_cases import GENIA, LATIN, NESTED, OVERLAP, TRAIN, T, ner_zoo, one_error_line, predict, write
+
+
+# --- 2, 3, 12: predict input and output -----------------------------------------------------------------------------
+def test_piped_input_loses_no_sentence(fitted, tmp_path, capsys):
+    import threading
+
+    _, ckpt, _ = fitted
+    sentences = [f"tok{i} B-PER\nsaid O\n" for i in range(1000)]  # ~18 KB: more than any sniffing buffer
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("\n".join(sentences)))
+    writer.start()
+    out = tmp_path / "out.conll"
+    rc, stdout, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", fifo, "--output", out,
+                              "--accelerator", "cpu")
+    writer.join()
+    assert rc == 0, err
+    blocks = out.read_text().strip().split("\n\n")
+    assert len(blocks) == 1000 and blocks[0].startswith("tok0 B-PER ") and "wrote 1000 sentences" in stdout
+
+
+def test_predict_output_name_scheme_bom_txt_latin1_and_jsonl_lines(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = tmp_path / "eng.testb"
+    inp.write_bytes(b"\xef\xbb\xbf" + b"Peter B-PER\nBlackburn I-PER\nsaid O\n\nEU B-ORG\n")  # IOB2, with a BOM
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--accelerator", "cpu")
+    assert rc == 0, err
+    rows = [ln.split() for ln in (tmp_path / "eng.testb.pred.conll").read_text().splitlines() if ln]
+    assert rows[0][:2] == ["Peter", "B-PER"] and rows[3][:2] == ["EU", "B-ORG"]  # BOM gone, gold in IOB2
+    assert not any(t.startswith(("S-", "E-")) for r in rows for t in r[1:])  # not BIOES
+    columns = tmp_path / "columns.txt"  # CoNLL columns in a .txt file
+    columns.write_text(TRAIN)
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", columns, "--accelerator", "cpu")
+    assert rc == 0 and (tmp_path / "columns.txt.pred.conll").read_text().startswith("EU B-ORG ")
+    raw = tmp_path / "raw.txt"
+    raw.write_bytes("José Müller\n\nvisited Paris\n".encode("latin-1"))
+    with pytest.warns(UnicodeWarning, match=r"raw\.txt:1: byte 0xe9 is not UTF-8"):
+        rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", raw, "--output_format", "jsonl")
+    assert rc == 0, err
+    lines = [json.loads(ln) for ln in (tmp_path / "raw.txt.pred.jsonl").read_text().splitlines()]
+    assert [x["tokens"] for x in lines] == [["José", "Müller"], ["visited", "Paris"]]
+    assert [x["source"] for x in lines] == [f"{raw}:1", f"{raw}:3"]
+
+
+# --- 10: vocabularies, unseen gold labels, overridden arguments ----------------------------------------------------
+def test_gold_label_the_model_never_saw_does_not_block_prediction(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = tmp_path / "drug.conll"
+    inp.write_text("Aspirin B-DRUG\nhelps O\n\n")
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", inp, "--accelerator", "cpu")
+    assert rc == 0, err
+    assert (tmp_path / "drug.conll.pred.conll").read_text().split("\n")[0].split()[:2] == ["Aspirin", "B-DRUG"]
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--batch_size", "0"], "expected a positive integer, got 0"),
+    (["--batch_size", "-3"], "expected a positive integer, got -3"),
+    (["--precision", "bogus"], "invalid choice: 'bogus'"),
+    (["--accelerator", "gpu"], "no CUDA GPU is available"),
+])
+def test_predict_options_are_checked_before_loading(tmp_path, capsys, option, message):  # P-opt
+    if option[0] == "--accelerator" and torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    inp = write(tmp_path / "in.conll", T)
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", tmp_path / "no.ckpt", "--input", inp, *option)
+    assert rc == 2 and message in one_error_line(err)  # refused before the (missing) checkpoint is opened
+
+
+def test_latin1_hint_names_the_commands_own_option(fitted, tmp_path, capsys):  # P-mixed hint
+    _, ckpt, _ = fitted
+    f = write(tmp_path / "latin.conll", LATIN)
+    with pytest.warns(UnicodeWarning, match=r"pass --encoding utf-8"):
+        rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", f, "--accelerator", "cpu")
+    assert rc == 0, err
+    out = (tmp_path / "latin.conll.pred.conll").read_text()
+    assert out.startswith("José ") and "Müller" in out
+    rc, _, err = ner_zoo(capsys, "score", f, "--encoding", "utf-8")
+    assert rc == 2 and "cannot decode byte 0xe9 as utf-8" in one_error_line(err)
+
+
+def test_predict_reads_crlf_bom_iob1_and_genia(fitted, tmp_path, capsys):  # P-crlf, P-bom, P-iob1, P-geniaok
+    ckpt = fitted[1]
+    for data, first in ((T.replace("\n", "\r\n"), "EU B-ORG "), ("\ufeff" + T, "EU B-ORG "),
+                        (T.replace("B-", "I-"), "EU I-ORG ")):
+        rc, _, err, out = predict(capsys, ckpt, write(tmp_path / "in.conll", data), "--overwrite")
+        text = out.read_bytes()
+        assert rc == 0 and b"\r" not in text and text.decode().startswith(first), (text[:40], err[-500:])
+    rc, _, err, out = predict(capsys, ckpt, write(tmp_path / "g.jsonl", GENIA), "--output_format", "jsonl",
+                              "--overwrite")
+    rec = json.loads(out.read_text().splitlines()[0])
+    assert rc == 0 and rec["gold_spans"] == [[0, 1, "ORG"]] and "pred_spans" in rec
+
+
+@pytest.mark.parametrize("pid, data, needle", [
+    ("P-overlap", OVERLAP, "overlaps another; tags can only encode flat spans"),
+    ("P-nested", NESTED, "overlaps another; tags can only encode flat spans"),
+    ("P-oor", '{"tokens": ["a", "b"], "entity_mentions": [{"start": 0, "end": 5, "entity_type": "PER"}]}\n',
+     "is out of range for 2 tokens"),
+    ("P-emptytok", '{"tokens": [], "entity_mentions": []}\n', "empty sentence"),
+])
+def test_predict_refuses_json_that_tags_cannot_hold(fitted, tmp_path, capsys, pid, data, needle):
+    rc, _, err, out = predict(capsys, fitted[1], write(tmp_path / "in.jsonl", data), "--output_format", "conll")
+    assert rc == 2 and needle in one_error_line(err) and not out.exists()
+
+
+def test_predict_keeps_overlapping_gold_in_jsonl(fitted, tmp_path, capsys):  # P-overlap-jl, P-nested-jl
+    for data in (OVERLAP, NESTED):
+        rc, _, err, out = predict(capsys, fitted[1], write(tmp_path / "in.jsonl", data), "--output_format",
+                                  "jsonl", "--overwrite")
+        assert rc == 0 and len(json.loads(out.read_text())["gold_spans"]) == 2, err[-500:]
+
+
+def test_predict_input_problems_are_one_line(fitted, tmp_path, capsys):  # P-pipe-noout, P-dash, P-inputdir
+    ckpt = fitted[1]
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", tmp_path)
+    assert rc == 2 and "is a directory" in one_error_line(err)
+    rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", tmp_path / "nope.conll")
+    assert rc == 2 and "nope.conll: file not found" in one_error_line(err)
