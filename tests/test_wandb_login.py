@@ -55,6 +55,7 @@ def decision(env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", DECISION], env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.process  # runs the real `wandb login` and fresh interpreters: ~12 s
 def test_wandb_login_default_and_host_and_no_key_decide_the_mode(tmp_path):
     home = tmp_path / "home"
     env = isolated_env(tmp_path)
