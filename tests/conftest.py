@@ -74,11 +74,10 @@ def exported(trained, tmp_path_factory):
 
 # --- the numeric tier (`make test-kernels`) -------------------------------------------------------------------------
 #: the units whose verdicts rest on float arithmetic: training trajectories, equal runs, fast paths equal to their
-#: references within a tolerance. Every ModelBattery class is numeric wherever it lives.
+#: references within a tolerance. Every test_model_* module and every ModelBattery class is numeric too.
 NUMERIC_MODULES = {
     "test_adding_a_model_guide", "test_battery", "test_casing", "test_crf", "test_document_context",
-    "test_fast_paths", "test_hcr_memory", "test_lazy_rows", "test_long_documents", "test_model_use",
-    "test_old_checkpoints", "test_onnx", "test_precision", "test_resume", "test_span_transformer", "test_spans",
+    "test_fast_paths", "test_hcr_memory", "test_lazy_rows", "test_long_documents", "test_old_checkpoints", "test_onnx", "test_precision", "test_resume", "test_span_transformer", "test_spans",
     "test_step_ops", "test_token_encoder", "test_transformer_encoder",
 }
 
@@ -101,7 +100,7 @@ def pytest_report_header(config):
 
     chosen = " ".join(f"{k}={os.environ[k]}" for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")
                       if k in os.environ)
-    return f"CPU kernels: {torch.backends.cpu.get_cpu_capability()} ({chosen or 'defaults'}) on {platform.processor() or platform.machine()}"
+    return f"CPU kernels: {torch.backends.cpu.get_cpu_capability()} ({chosen or 'defaults'}) on {platform.machine()}"
 
 
 # --- the command tests' fitted model and config (cli_cases.py) ---------------------------------------------------
