@@ -97,10 +97,11 @@ class ModelBattery:
         sets (AVX2, AVX-512, AMX round differently), so the fit runs until F1 = 1, up to ``overfit_max_steps``,
         a budget several times what any kernel set measured needs (``make test-kernels``)."""
         model, batch = self._overfit_setup(tmp_path)
-        result = overfit(model, batch, lr=self.overfit_lr, max_steps=self.overfit_max_steps, until_f1=self.overfit_f1)
+        steps = self.overfit_max_steps
+        result = overfit(model, batch, lr=self.overfit_lr, max_steps=steps, until_f1=self.overfit_f1)
         assert result.loss < 0.5 * result.before, f"loss {result.before:.4g} -> {result.loss:.4g}: not learning"
         if self.overfit_f1:
-            assert result.fitted_at is not None, (f"F1 < 1 on the 4 training sentences after {result.steps} steps "
+            assert result.fitted_at is not None, (f"F1 < 1 on the 4 training sentences after {steps} steps "
                                                   f"(loss {result.before:.4g} -> {result.loss:.4g})")
 
     def _overfit_setup(self, tmp_path):
@@ -161,7 +162,6 @@ def setup_for_fit(cli) -> None:
 class OverfitResult(NamedTuple):
     before: float  # the batch's loss before the first step (eval mode)
     loss: float  # after the last step (eval mode)
-    steps: int  # steps taken
     fitted_at: int | None  # the first checked step with predictions equal to the gold, or None
 
 
@@ -186,5 +186,5 @@ def overfit(model, batch, *, lr: float, max_steps: int, until_f1: bool = True, c
         model.compute_loss(batch).backward()
         opt.step()
         if until_f1 and step % check_every == 0 and fitted():
-            return OverfitResult(before, loss_now(), step, step)
-    return OverfitResult(before, loss_now(), max_steps, None)
+            return OverfitResult(before, loss_now(), step)
+    return OverfitResult(before, loss_now(), None)
