@@ -29,9 +29,11 @@ import hashlib
 import json
 import os
 import platform
+import statistics
 import subprocess
 import time
 import warnings
+from collections import deque
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -45,6 +47,7 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from ner_zoo.io import atomic_write
 from ner_zoo.results.fields import (RUN_SPECIFIC, config_hash, decode_sentence_counts,  # noqa: F401 (re-exported)
                                    encode_sentence_counts, floor_epochs, sentence_counts)
+from ner_zoo.results.history import PAUSE_SECONDS
 
 PACKAGES = ("ner-zoo", "torch", "lightning", "torchmetrics", "transformers", "wandb")
 
@@ -215,6 +218,9 @@ class RunRecorder(Callback):
         self._trainer: pl.Trainer | None = None
         self._digests: dict[tuple, str] = {}  # (path, size, mtime) -> sha256
         self._sentences: dict[int, tuple[int, int, int]] = {}  # test sentence index -> (tp, fp, fn)
+        self.pauses: list[dict] = []  # stretches between two steps in which the process did not run
+        self._tick: tuple[float, float] | None = None  # (wall clock, CPU time) at the last step's start
+        self._intervals: deque[float] = deque(maxlen=50)  # wall-clock seconds between the last steps' starts
 
     @property
     def epoch_fractions(self) -> list[float]:
@@ -240,7 +246,7 @@ class RunRecorder(Callback):
                      and 0 < self._fraction(trainer) < 1)
         return {"fractions": fractions, "epoch_times": list(self.epoch_times), "best": self._best,
                 "best_val": dict(self.best_val), "segments": [dict(s) for s in self.segments],
-                "epoch_elapsed": self._elapsed() if mid_epoch else 0.0}
+                "pauses": [dict(p) for p in self.pauses], "epoch_elapsed": self._elapsed() if mid_epoch else 0.0}
 
     def load_state_dict(self, state: dict) -> None:
         self.fractions = {int(k): float(v) for k, v in (state.get("fractions") or {}).items()}
@@ -248,6 +254,7 @@ class RunRecorder(Callback):
         self._best = tuple(state["best"]) if state.get("best") else None
         self.best_val = dict(state.get("best_val") or {})
         self.segments = [dict(s) for s in state.get("segments") or []]
+        self.pauses = [dict(p) for p in state.get("pauses") or []]
         self._carried, self._t0 = float(state.get("epoch_elapsed") or 0.0), None
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -257,9 +264,13 @@ class RunRecorder(Callback):
         from ner_zoo.training.run_folder import slurm_ids
 
         slurm = slurm_ids()  # job, array job and task
+        git = git_state() if trainer.is_global_zero else None
+        matrix = os.environ.get("NER_ZOO_MATRIX")  # set by tools/run_matrix.py: "<path> <sha256>"
         self.segments.append({"start_step": trainer.global_step, "start_epoch": trainer.current_epoch,
                               "resumed_from": trainer.ckpt_path, "host": platform.node(),
                               "started": datetime.now().isoformat(timespec="seconds"),
+                              **({"commit": git["commit"], "dirty": git["dirty"]} if git else {}),
+                              **({"matrix": dict(zip(("path", "sha256"), matrix.rsplit(" ", 1)))} if matrix else {}),
                               **({**slurm, "slurm_restart": int(os.environ.get("SLURM_RESTART_COUNT", 0))}
                                  if slurm else {})})
 
@@ -279,6 +290,22 @@ class RunRecorder(Callback):
     def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, *args) -> None:
         if self._t0 is None:  # a mid-epoch resume calls no on_train_epoch_start
             self._t0 = time.perf_counter()
+        self._check_pause(trainer.global_step)
+
+    def _check_pause(self, step: int) -> None:
+        """A pause: the wall clock between two steps' starts exceeds the process's CPU time by over
+        ``PAUSE_SECONDS`` and the stretch is 10x the recent ones (``SIGSTOP``, a suspended machine: contention
+        slows every step, never one by a minute; validation keeps the CPU busy)."""
+        now = (time.perf_counter(), time.process_time())
+        if self._tick is not None:
+            wall, cpu = now[0] - self._tick[0], now[1] - self._tick[1]
+            usual = statistics.median(self._intervals) if self._intervals else 0.0
+            if wall - cpu > PAUSE_SECONDS and wall > 10 * usual:
+                self.pauses.append({"step": step, "seconds": round(wall - cpu, 1),
+                                    "until": datetime.now().isoformat(timespec="seconds")})
+            else:
+                self._intervals.append(wall)
+        self._tick = now
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.epoch_times.append(self._elapsed())
@@ -399,6 +426,7 @@ class RunRecorder(Callback):
                             "best_checkpoint": path, "best_checkpoint_sha256": self._sha256(path),
                             "best_val": dict(self.best_val) if self._best_epoch(best) is not None else None,
                             "segments": [dict(s) for s in self.segments],
+                            "pauses": [dict(p) for p in self.pauses],
                             "wandb": _wandb_run(trainer),
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
                             "fit_seconds": round(sum(self.epoch_times), 2),
