@@ -73,7 +73,7 @@ def test_git_diff_lists_the_training_code_between_two_commits(tmp_path):
     repo = tmp_path / "repo"
     (repo / "ner_zoo" / "modules").mkdir(parents=True)
     (repo / "ner_zoo" / "api").mkdir()
-    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,  # noqa: E731
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,
                                     text=True).stdout.strip()
     git("init", "-q")
     git("config", "user.email", "t@t"), git("config", "user.name", "t")

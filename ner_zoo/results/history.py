@@ -104,7 +104,7 @@ def git_diff(a: str, b: str, root: Path = ROOT) -> str | None:
     """What differs in ``ner_zoo/`` between commits ``a`` and ``b``: its shortstat and the changed files of the
     training code (:data:`TRAINING_CODE`); None where git cannot tell (no repository, a clone without them)."""
     try:
-        run = lambda *args: subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,  # noqa: E731
+        run = lambda *args: subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                                            check=True).stdout.strip()
         names = run("diff", "--name-only", a, b, "--", "ner_zoo/").splitlines()
         stat = run("diff", "--shortstat", a, b, "--", "ner_zoo/")

@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-
-from ner_zoo.results.table import (data_split, fmt as _fmt, is_partial, label as _label,
-                                   markdown_table as _markdown_table, overlays as _overlays, paper_results,
-                                   score as _score, section as _section, split_cell, test_size_note, trained_epochs,
-                                   variant as _variant)
 from pathlib import Path
 
 import yaml
 
 from ner_zoo.results.curves import dev_curve, plateau
+from ner_zoo.results.fields import config_hash, decode_sentence_counts
 from ner_zoo.results.history import row_history
 from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
-from ner_zoo.results.fields import config_hash, decode_sentence_counts
+from ner_zoo.results.table import data_split, is_partial, paper_results, split_cell, test_size_note, trained_epochs
+from ner_zoo.results.table import fmt as _fmt
+from ner_zoo.results.table import label as _label
+from ner_zoo.results.table import markdown_table as _markdown_table
+from ner_zoo.results.table import overlays as _overlays
+from ner_zoo.results.table import score as _score
+from ner_zoo.results.table import section as _section
+from ner_zoo.results.table import variant as _variant
 
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines); a
 #: third item names the paper rows whose difference is the paper's gain when they are not the arms' own (arms
@@ -244,8 +247,9 @@ def holm_columns(rows: list[dict]) -> None:
     for r in family:
         if id(r) not in standing:
             stands = gains[r["_tests"]]
-            r["history"] = "; ".join(filter(None, [f"tests the gain of the {stands['model']} − {stands['baseline']} "
-                                                   "row again (its Holm p (gains) stands for both)", r["history"]]))
+            again = (f"tests the gain of the {stands['model']} − {stands['baseline']} row again (its Holm p (gains) "
+                     "stands for both)")
+            r["history"] = "; ".join(filter(None, [again, r["history"]]))
 
 
 def _bound(x: float) -> str:

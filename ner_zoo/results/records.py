@@ -45,8 +45,14 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.io import atomic_write
-from ner_zoo.results.fields import (RUN_SPECIFIC, config_hash, decode_sentence_counts,  # noqa: F401 (re-exported)
-                                   encode_sentence_counts, floor_epochs, sentence_counts)
+from ner_zoo.results.fields import (
+    RUN_SPECIFIC,
+    config_hash,
+    decode_sentence_counts,
+    encode_sentence_counts,
+    floor_epochs,
+    sentence_counts,
+)
 from ner_zoo.results.history import PAUSE_SECONDS
 
 PACKAGES = ("ner-zoo", "torch", "lightning", "torchmetrics", "transformers", "wandb")
