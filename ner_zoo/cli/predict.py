@@ -279,7 +279,9 @@ def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ner-zoo predict", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", "--ckpt_path", dest="model", required=True,
-                   help="a checkpoint written by ner-zoo fit, or a folder written by ner-zoo export")
+                   help="a checkpoint written by ner-zoo fit, a folder written by ner-zoo export, or such a folder "
+                        "on the Hugging Face Hub: namespace/name (a local path of that name wins)")
+    p.add_argument("--revision", help="with a Hub id: the branch, tag or commit (default: main)")
     p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file; - reads stdin")
     p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"],
                    help="auto: from the suffix and the content (a .txt file in CoNLL columns is read as CoNLL)")
@@ -297,12 +299,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
-    """The model in ``path`` as a Tagger (POS taggers too), loaded without Lightning where the stand-ins suffice
-    (:func:`ner_zoo.api.loading.load`; they stay in place in this short-lived process)."""
+def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32", revision: str | None = None):
+    """The model in ``path`` (or Hub id) as a Tagger (POS taggers too), loaded without Lightning where the
+    stand-ins suffice (:func:`ner_zoo.api.loading.load`; they stay in place in this short-lived process)."""
     from ner_zoo.api.loading import load
 
-    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True)
+    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True, revision=revision)
 
 
 def predict_main(argv: Sequence[str]) -> int:
@@ -315,7 +317,7 @@ def predict_main(argv: Sequence[str]) -> int:
     if not first:
         raise DataFormatError("no sentences (the input is empty or blank)", a.input)
     recs = itertools.chain(first, recs)
-    tagger = load_tagger(a.model, device_of(a.accelerator), a.batch_size, a.precision.split("-")[0])
+    tagger = load_tagger(a.model, device_of(a.accelerator), a.batch_size, a.precision.split("-")[0], a.revision)
     model = tagger.model
     fmt = a.output_format
     if fmt == "auto":
