@@ -26,7 +26,7 @@ def export_main(argv: Sequence[str]) -> int:
     a = p.parse_args(argv)
     from ner_zoo.api.export import export, push_to_hub
 
-    out = export(a.checkpoint, a.output, record=a.record, format=a.format)
+    out = export(a.checkpoint, a.output, record=a.record, format=a.format, repo_id=a.push_to_hub)
     print(f"exported {a.checkpoint} to {out}", file=sys.stderr)
     if a.push_to_hub:
         print(f"uploaded to {push_to_hub(out, a.push_to_hub, private=a.private)}", file=sys.stderr)
