@@ -5,7 +5,7 @@
 ``POST /predict`` takes ``{"text": "..."}``, ``{"text": ["...", ...]}`` or ``{"tokens": [...]}`` and answers
 ``{"entities": [...]}`` (``text``, ``label``, ``start``, ``end``, ``score``, ...), as ``ner_zoo.load(MODEL)(...)``
 gives them; ``GET /health`` answers ``ok`` once the model is loaded. Requests that arrive together are tagged in
-one batch (``--max_batch_size``, ``--batch_timeout``). Needs ``pip install 'ner-zoo[serve]'``.
+one batch (``--max_batch_size``, ``--batch_timeout``). Needs ner-zoo's extra ``serve`` (``pip install -e '.[serve]'`` in the checkout).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def serve_main(argv: Sequence[str]) -> int:
     try:
         from ner_zoo.api.serve import serve
     except ImportError as e:
-        raise ResourceError(f"ner-zoo serve needs LitServe ({e}): pip install 'ner-zoo[serve]'") from None
+        raise ResourceError(f"ner-zoo serve needs LitServe ({e}): ner-zoo's extra serve: pip install -e '.[serve]' in the checkout") from None
     import signal
 
     def stop(signum, frame):  # SIGTERM (kill, docker stop) as Ctrl-C: LitServe's shutdown for that path ends the
