@@ -304,14 +304,14 @@ def test_forest_plot_is_deterministic_and_grouped_by_paper(tmp_path):
 
 @pytest.mark.slow
 def test_results_md_and_figure_regenerate_byte_for_byte(tmp_path, monkeypatch):
-    """``ner-zoo compare docs/runs --output docs/results.md`` reproduces the committed page and figure (the
+    """``ner-zoo compare docs/runs --paper-rows --output docs/results.md`` reproduces the committed page and figure (the
     echoed output path aside)."""
     from ner_zoo.cli.main import main
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
     out = tmp_path / "results.md"
-    assert main(["compare", "docs/runs", "--output", str(out)]) == 0
+    assert main(["compare", "docs/runs", "--paper-rows", "--output", str(out)]) == 0
     text = out.read_text().replace(f"--output {out}", "--output docs/results.md")
     assert text == (root / "docs" / "results.md").read_text()
     for figure in ("results_forest.svg", "results_curves.svg"):

@@ -54,7 +54,8 @@ def saved_hparams(path: Path, cls) -> dict:
     return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
 
 
-def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors") -> Path:
+def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors",
+           repo_id: str | None = None) -> Path:
     """Write the folder for checkpoint ``ckpt`` into ``output`` (an existing non-empty folder is refused).
 
     Args:
@@ -64,6 +65,11 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             folder up, when present.
         format: ``safetensors`` (the weights; loads into the PyTorch model) or ``onnx`` (taggers: the scoring
             network as ``model.onnx``, decoded outside it; :mod:`ner_zoo.api.onnx`).
+        repo_id: the Hub repository the folder is pushed to (``--push-to-hub``): the card's usage snippet loads
+            it by that id (else by the folder's name).
+
+    No local path is written into the folder (a card is public once pushed): an encoder that started from a local
+    folder is named by that folder's name.
     """
     if format not in ("safetensors", "onnx"):
         raise CheckpointError(f"unknown export format {format!r} (safetensors or onnx)")
@@ -93,7 +99,7 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
 
             runtime = {"runtime": "onnx", "onnx": write_onnx(model, tmp)}
         for k, ((name, enc), group) in enumerate(zip(encoders, groups)):
-            group["init_args"]["base_model"] = group["init_args"].get("model")
+            group["init_args"]["base_model"] = _public_name(group["init_args"].get("model"))
             if format == "onnx":  # the weights are in the graph, the tokenizer in tokenizer.json
                 continue
             folder = f"encoder-{k}"
@@ -113,7 +119,7 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
         (tmp / "config.json").write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
         (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
         rec = find_record(Path(ckpt), record)
-        (tmp / "README.md").write_text(model_card(config, rec, Path(ckpt)))
+        (tmp / "README.md").write_text(model_card(config, rec, Path(ckpt), repo_id=repo_id, folder_name=out.name))
         if out.exists():
             out.rmdir()
         tmp.rename(out)
@@ -121,6 +127,14 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _public_name(model: Any) -> Any:
+    """A Hub id as is; a local folder (absolute, or ``~``) by its name only."""
+    text = str(model) if model is not None else None
+    if text and (Path(text).is_absolute() or text.startswith("~")):
+        return Path(text).name
+    return model
 
 
 def push_to_hub(folder: str | Path, repo_id: str, private: bool = False, token: str | None = None) -> str:

@@ -365,7 +365,10 @@ class RunRecorder(Callback):
 
     def _new_run_dir(self, trainer: pl.Trainer, root: Path) -> str:
         model = _short((self.config.get("model") or {}).get("class_path")) or type(trainer.lightning_module).__name__
-        data = _short((self.config.get("data") or {}).get("class_path")) or "data"
+        from ner_zoo.training.run_folder import data_name, folder_part
+
+        data_cfg = self.config.get("data") or {}
+        data = folder_part(data_name(data_cfg)) if data_cfg.get("class_path") else "data"
         variant = self.config.get("variant")
         stem = datetime.now().strftime("%Y%m%d-%H%M%S")
         run_ids = [str(lg.experiment.id) for lg in _wandb_loggers(trainer)]
@@ -379,12 +382,15 @@ class RunRecorder(Callback):
         return Path(self.path) if self.path else self.run_dir(trainer) / "results.json"
 
     def _base(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict:
+        from ner_zoo.training.run_folder import data_name
+
         model_cfg, data_cfg = self.config.get("model", {}), self.config.get("data", {})
         init = model_cfg.get("init_args", {}) if isinstance(model_cfg, dict) else {}
         dm = trainer.datamodule
         return {
             "model": _short(model_cfg.get("class_path")) or type(pl_module).__name__,
-            "data": _short(data_cfg.get("class_path")) or (type(dm).__name__ if dm is not None else None),
+            "data": (data_name(data_cfg) if data_cfg.get("class_path") else None)  # an HF dataset: its source
+                    or (type(dm).__name__ if dm is not None else None),
             "encoder": encoder_name(init),
             "seed": self.config.get("seed_everything"),
             "variant": self.config.get("variant"),
