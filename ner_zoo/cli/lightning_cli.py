@@ -51,7 +51,7 @@ from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknow
                                        yaml_syntax_line)
 from ner_zoo.dotted import leaves
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
-from ner_zoo.training import checkpoint_checks
+from ner_zoo.training import checkpoint_checks, checkpoint_io
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash
 from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
@@ -252,6 +252,7 @@ class NERZooCLI(LightningCLI):
         built = getattr(self, "trainer", None)
         if built is not None:
             calm_default_progress_bar(built, trainer.get("callbacks"))  # 10 redraws a second, not 100
+            checkpoint_io.install(built.strategy)  # same-folder temporary + rename: a full disk keeps the old file
             _name_checkpoint_errors(built.strategy.checkpoint_io)
             checkpoint_checks.name_load_errors(built.strategy)
             for callback in built.callbacks:

@@ -66,7 +66,7 @@ def score_main(argv: Sequence[str]) -> int:
     from ner_zoo.metrics.report import breakdown_counts
 
     bucketer = make_bucketer(a.by, a.train, p, a.encoding)
-    write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output)
+    write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output, a.overwrite)
     return 0
 
 
@@ -94,7 +94,7 @@ def training_sentences(train: str, parser: argparse.ArgumentParser, encoding: st
     return list(corpus_class(train, parser)().sentences("train"))
 
 
-def write_breakdown(counts, by: str, output: Path | None) -> None:
+def write_breakdown(counts, by: str, output: Path | None, overwrite: bool = False) -> None:
     """Print the breakdown table; with ``output``, also write it as ``breakdown_<by>.md`` and ``.json`` (checked
     beforehand with :func:`~ner_zoo.io.check_output`)."""
     import json
@@ -105,9 +105,9 @@ def write_breakdown(counts, by: str, output: Path | None) -> None:
     print(table, end="")
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)
-        with atomic_write(output / f"breakdown_{by}.md") as f:
+        with atomic_write(output / f"breakdown_{by}.md", overwrite=overwrite) as f:
             f.write(table)
-        with atomic_write(output / f"breakdown_{by}.json") as f:
+        with atomic_write(output / f"breakdown_{by}.json", overwrite=overwrite) as f:
             json.dump(breakdown_json(counts), f, indent=1)
 
 
