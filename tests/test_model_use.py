@@ -315,3 +315,111 @@ def test_load_and_tag_without_lightning_then_train_with_it(trained, tmp_path):
             "print(issubclass(BiLSTMCRF, pl.LightningModule), t('Anna Berg visited Paris.') == a)")
     out = run("-c", code, str(ckpt), cwd=tmp_path).stdout.splitlines()
     assert out == ["[]", "True True"]
+
+
+# --- exported folders as guarded as checkpoints (issue 43 item 4) -------------------------------------------------
+def _config(d: Path) -> dict:
+    return json.loads((d / "config.json").read_text())
+
+
+def _set_config(d: Path, **changes) -> None:
+    cfg = _config(d)
+    for k, v in changes.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    (d / "config.json").write_text(json.dumps(cfg))
+
+
+def _flip(p: Path, n: int = 1000) -> None:
+    b = bytearray(p.read_bytes())
+    for i in range(len(b) - n, len(b)):
+        b[i] ^= 0xFF
+    p.write_bytes(bytes(b))
+
+
+def _truncate(p: Path) -> None:
+    p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
+
+
+def _hp(d: Path, **hp) -> None:
+    cfg = _config(d)
+    cfg["hyper_parameters"].update(hp)
+    (d / "config.json").write_text(json.dumps(cfg))
+
+
+#: damage -> the file the one line must name (probes M-*, L-* of robustness_4)
+DAMAGE = {
+    "flipped weights": (lambda d: _flip(d / "model.safetensors"), "model.safetensors: corrupted"),
+    "truncated weights": (lambda d: _truncate(d / "model.safetensors"), "model.safetensors: corrupted"),
+    "a Hugging Face folder": (lambda d: (d / "config.json").write_text('{"architectures": ["BertModel"]}'),
+                              "config.json: not a ner-zoo export"),
+    "config.json not JSON": (lambda d: (d / "config.json").write_text("{oops"), "config.json: not a JSON"),
+    "config.json a list": (lambda d: (d / "config.json").write_text("[1]"), "config.json: not a ner-zoo export"),
+    "format a string": (lambda d: _set_config(d, ner_zoo_format="1"), "config.json: 'ner_zoo_format' is '1'"),
+    "vocabularies missing": (lambda d: (d / "vocabularies.json").unlink(), "vocabularies.json: missing"),
+    "vocabularies edited": (lambda d: (d / "vocabularies.json").write_text('{"words": 5}'),
+                            "vocabularies.json: corrupted"),
+    "digests not a mapping": (lambda d: _set_config(d, sha256=[1]), "config.json: 'sha256' is not a mapping"),
+    "digest names ..": (lambda d: _set_config(d, sha256={"../x": "0"}), "outside the folder"),
+    # without digests (an older export) the files' own checks still name them
+    "old: size changed": (lambda d: (_set_config(d, sha256=None), _hp(d, lstm_hidden=7)),
+                          "model.safetensors: the weights do not fit the model config.json describes"),
+    "old: truncated weights": (lambda d: (_set_config(d, sha256=None), _truncate(d / "model.safetensors")),
+                               "model.safetensors: not a readable safetensors file"),
+    "old: vocabularies edited": (lambda d: (_set_config(d, sha256=None),
+                                            (d / "vocabularies.json").write_text('{"words": 5}')),
+                                 "vocabularies.json: not ner-zoo vocabularies"),
+    "old: vocabularies not JSON": (lambda d: (_set_config(d, sha256=None), (d / "vocabularies.json").write_bytes(b"\xff")),
+                                   "vocabularies.json: not a JSON"),
+    "old: hyper-parameters wrong": (lambda d: (_set_config(d, sha256=None), _hp(d, lstm_hidden="many")),
+                                    "config.json: its hyper-parameters do not build"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_exported_folder_is_one_error_naming_the_file(exported, tmp_path, damage):
+    import shutil
+    import warnings
+
+    import ner_zoo
+    from ner_zoo.errors import CheckpointError
+
+    folder = tmp_path / "m"
+    shutil.copytree(exported, folder)
+    harm, expected = DAMAGE[damage]
+    harm(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an export without digests warns
+        with pytest.raises(CheckpointError) as e:
+            ner_zoo.load(folder, device="cpu")
+    line = str(e.value)
+    assert "\n" not in line and str(folder) in line and expected in line, line
+
+
+def test_export_records_digests_and_an_old_export_warns(exported, tmp_path):
+    import shutil
+
+    import ner_zoo
+
+    digests = _config(exported)["sha256"]
+    assert sorted(digests) == ["model.safetensors", "vocabularies.json"]
+    folder = tmp_path / "old"
+    shutil.copytree(exported, folder)
+    _set_config(folder, sha256=None)
+    with pytest.warns(UserWarning, match="exported without file digests"):
+        ner_zoo.load(folder, device="cpu")
+
+
+def test_damaged_folder_under_predict_is_one_line(exported, tmp_path, capsys):
+    import shutil
+
+    from cli_cases import ner_zoo, one_error_line
+
+    folder = tmp_path / "m"
+    shutil.copytree(exported, folder)
+    _flip(folder / "model.safetensors")
+    (tmp_path / "in.txt").write_text("Anna Berg visited Paris.\n")
+    rc, _, err = ner_zoo(capsys, "predict", "--model", folder, "--input", tmp_path / "in.txt", "--output", "-")
+    assert rc == 2 and f"{folder / 'model.safetensors'}: corrupted" in one_error_line(err)

@@ -40,8 +40,17 @@ CHECK_EXAMPLE = [["Only", "France", "and", "Britain", "backed", "Fischler", "'s"
 
 
 def is_onnx_folder(path: str | Path) -> bool:
+    """A folder holding ``model.onnx``, or whose config.json says it was exported as ONNX (then a missing
+    ``model.onnx`` is named as such)."""
     path = Path(path)
-    return path.is_dir() and (path / "model.onnx").is_file()
+    if not path.is_dir():
+        return False
+    if (path / "model.onnx").is_file():
+        return True
+    try:
+        return json.loads((path / "config.json").read_text()).get("runtime") == "onnx"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 # export ------------------------------------------------------------------------------------------------------
