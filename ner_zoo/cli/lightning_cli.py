@@ -249,6 +249,8 @@ class NERZooCLI(LightningCLI):
         reason = precision_refusal(model, trainer.get("precision")) if fit else None
         if reason:
             raise ConfigError(reason)
+        if fit:
+            self._check_resume(model)
         built = getattr(self, "trainer", None)
         if built is not None:
             calm_default_progress_bar(built, trainer.get("callbacks"))  # 10 redraws a second, not 100
@@ -258,6 +260,23 @@ class NERZooCLI(LightningCLI):
             for callback in built.callbacks:
                 if isinstance(callback, RunRecorder):
                     callback.command = self.command
+
+    def _check_resume(self, model: Any) -> None:
+        """A resume checkpoint that Lightning would refuse once fit has started (corrupted weights, other data) is
+        refused here, before the run's config.yaml, record and loggers are touched: a refused resume changes
+        nothing in the run folder (before, the refusal rewrote results.json and config.yaml)."""
+        ckpt = self.config["fit"].get("ckpt_path") if "fit" in self.config else self.config.get("ckpt_path")
+        if not ckpt or not Path(str(ckpt)).is_file() or not isinstance(model, NERModule):
+            return
+        from ner_zoo.training.checkpoint import check_vocabularies
+        from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+
+        state = checkpoint_checks.read(ckpt)
+        stored = state.get(DIGEST_KEY)
+        if stored is not None and stored != checkpoint_digest(state):
+            raise CheckpointError(f"{ckpt}: corrupted checkpoint (its weights do not match the sha256 stored when it "
+                                  "was saved); use another copy or an earlier checkpoint")
+        check_vocabularies(model.vocabs, state, str(ckpt))
 
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
