@@ -49,6 +49,7 @@ def score_main(argv: Sequence[str]) -> int:
         from ner_zoo.data.readers import read_prediction_conll
 
         gold, pred, tokens = read_prediction_conll(a.file, encoding=a.encoding, with_tokens=True)
+        nothing_to_score(tokens, a.file)
         if a.by is None:
             print(conlleval_report(gold, pred))
             return 0
@@ -60,6 +61,7 @@ def score_main(argv: Sequence[str]) -> int:
         from ner_zoo.data.writers import read_prediction_jsonl
 
         gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True, encoding=a.encoding)
+        nothing_to_score(tokens, a.file)
         if a.by is None:
             print(score_spans_report(gold, pred))
             return 0
@@ -92,6 +94,15 @@ def training_sentences(train: str, parser: argparse.ArgumentParser, encoding: st
         read = readers.read_nested_json if path.suffix in (".jsonl", ".json") else readers.read_conll
         return read(path, encoding=encoding)
     return list(corpus_class(train, parser)().sentences("train"))
+
+
+def nothing_to_score(tokens: list, path: object) -> None:
+    """A file without a single token line holds no predictions: an error, not a report of 0 tokens."""
+    if not any(tokens):
+        from ner_zoo.errors import DataFormatError
+
+        raise DataFormatError("holds no predictions to score (no token lines: the file is empty, blank or only "
+                              "-DOCSTART-)", path)
 
 
 def write_breakdown(counts, by: str, output: Path | None, overwrite: bool = False) -> None:
