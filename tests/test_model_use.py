@@ -425,3 +425,90 @@ def test_damaged_folder_under_predict_is_one_line(exported, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("Anna Berg visited Paris.\n")
     rc, _, err = ner_zoo(capsys, "predict", "--model", folder, "--input", tmp_path / "in.txt", "--output", "-")
     assert rc == 2 and f"{folder / 'model.safetensors'}: corrupted" in one_error_line(err)
+
+
+# --- a typed Python API (issue 43 item 5; probe A1 of robustness_4) --------------------------------------------------
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_WORD = st.text(st.characters(categories=("L", "N", "P")), min_size=1, max_size=6)
+_ANY_SCALAR = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.binary(max_size=4),
+                        _WORD)
+
+
+def _wrong():
+    """Values of every type but the documented ones, nested a little."""
+    return st.recursive(_ANY_SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                            st.tuples(inner, inner),
+                                                            st.dictionaries(_WORD, inner, max_size=2)), max_leaves=6)
+
+
+def _documented_text(x) -> bool:
+    return isinstance(x, str) or isinstance(x, list) and all(isinstance(t, str) for t in x)
+
+
+def _documented_tokens(x) -> bool:
+    if not isinstance(x, list):
+        return False
+    if not x or isinstance(x[0], str):
+        return all(isinstance(t, str) for t in x)
+    return all(isinstance(r, list) and all(isinstance(t, str) for t in r) for r in x)
+
+
+@pytest.fixture(scope="module")
+def use_tagger(trained):
+    import ner_zoo
+
+    return ner_zoo.load(trained[1], device="cpu")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.none(), _WORD, st.lists(_WORD, max_size=3), _wrong()),
+       tokens=st.one_of(st.none(), st.lists(_WORD, max_size=4), st.lists(st.lists(_WORD, max_size=3), max_size=3),
+                        _wrong()))
+def test_tagger_accepts_exactly_the_documented_inputs(use_tagger, text, tokens):
+    """docs/api.md: ``text`` a string or a list of strings, or ``tokens=`` a list of strings or a list of such
+    lists. Those are tagged (one list per input); anything else is a TypeError saying what it got, never tagged
+    as characters (old code: ``tokens="Paris"`` tagged P a r i s, A1)."""
+    ok_text, ok_tokens = text is not None and _documented_text(text), tokens is not None and _documented_tokens(tokens)
+    if (text is None) == (tokens is None) or not (ok_text or ok_tokens):
+        with pytest.raises(TypeError) as e:
+            use_tagger(text=text, tokens=tokens)
+        assert "got" in str(e.value) or "one of them" in str(e.value)
+        return
+    if ok_tokens and any(not t or any(c.isspace() for c in t)
+                         for r in (tokens if tokens and isinstance(tokens[0], list) else [tokens]) for t in r):
+        with pytest.raises(ValueError, match="non-empty strings without whitespace"):
+            use_tagger(tokens=tokens)
+        return
+    got = use_tagger(text=text) if ok_text else use_tagger(tokens=tokens)
+    many = (isinstance(text, list)) if ok_text else bool(tokens) and isinstance(tokens[0], list)
+    assert isinstance(got, list)
+    if many:
+        assert len(got) == len(text if ok_text else tokens) and all(isinstance(r, list) for r in got)
+    else:
+        assert all(isinstance(e, ner_zoo_entity()) for e in got)
+
+
+def ner_zoo_entity():
+    from ner_zoo.api import Entity
+
+    return Entity
+
+
+@pytest.mark.parametrize("call, message", [
+    (dict(tokens="Paris"), "tokens must be a list of strings or a list of lists of strings; got str 'Paris' (raw "
+                           "text: pass it as text)"),
+    (dict(text={"text": "x"}), "text must be a string or a list of strings; got dict {'text': 'x'}"),
+    (dict(text=("a", "b")), "text must be a string or a list of strings; got tuple ('a', 'b') (pre-tokenized"),
+    (dict(text=["a", ["b"]]), "got a list whose item 1 is list ['b']"),
+    (dict(text=b"Paris"), "got bytes b'Paris'"),
+    (dict(tokens=["a", 5]), "got a list whose item 1 is int 5"),
+    (dict(tokens=[["a"], "b"]), "got a list whose item 1 is str 'b'"),
+    (dict(tokens=(t for t in ["a"])), "got generator"),
+    (dict(text="a", tokens=["a"]), "one of them; got both"),
+    (dict(), "one of them"),
+])
+def test_tagger_type_errors_say_what_they_got(use_tagger, call, message):
+    with pytest.raises(TypeError) as e:
+        use_tagger(**call)
+    assert message in str(e.value)
