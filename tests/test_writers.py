@@ -272,6 +272,7 @@ def test_checkpoint_io_full_disk_keeps_the_previous_file(tmp_path, monkeypatch):
         io.save_checkpoint({"w": torch.arange(5000)}, path)
     assert e.value.filename == str(path) and "No space left" in str(e.value)
     assert path.read_bytes() == old and [p.name for p in path.parent.iterdir()] == ["last.ckpt"]
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_umask()  # not mkstemp's private 0600
 
 
 def _mounted_tmpfs(folder, size: str):

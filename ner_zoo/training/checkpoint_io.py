@@ -24,6 +24,16 @@ def _write(f: Any, data: memoryview) -> None:
     f.write(data)
 
 
+def _mode(target: Path) -> int:
+    """The mode the checkpoint gets: the replaced file's, else ``0666 & ~umask`` (as ``open`` would make it)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def _local(path: Any) -> bool:
     text = str(path)
     return "://" not in text or text.startswith("file://")
@@ -47,6 +57,7 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             with os.fdopen(fd, "wb") as f:
                 _write(f, buffer.getbuffer())
                 f.flush()
+                os.fchmod(f.fileno(), _mode(target))  # mkstemp's file is private (0600)
                 os.fsync(f.fileno())
             os.replace(tmp, target)  # checkpoints are rewritten by design (last.ckpt every epoch)
             tmp = None
