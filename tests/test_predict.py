@@ -190,7 +190,8 @@ def test_bom_utf16_and_docstart_in_conll(fitted, tmp_path, capsys):
     doc = "-DOCSTART- O\n\n" + TRAIN
     four = "-DOCSTART- -X- -X- O\n\n" + "".join(f"{ln.split()[0]} X Y {ln.split()[1]}\n" if ln else "\n"
                                                 for ln in TRAIN.split("\n"))
-    for name, data in (("bom.conll", ("\ufeff" + doc).encode()), ("bomcrlf.conll", ("\ufeff" + doc).replace("\n", "\r\n").encode()),
+    for name, data in (("bom.conll", ("\ufeff" + doc).encode()),
+                       ("bomcrlf.conll", ("\ufeff" + doc).replace("\n", "\r\n").encode()),
                        ("u16.conll", doc.encode("utf-16")), ("u16be.conll", b"\xfe\xff" + doc.encode("utf-16-be")),
                        ("four.conll", four.encode())):
         inp = write(tmp_path / name, data)

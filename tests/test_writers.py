@@ -154,7 +154,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(before=st.one_of(st.none(), st.text("abc\n", max_size=20)), meanwhile=st.one_of(st.none(), st.text("xyz\n", max_size=20)),
+@given(before=st.one_of(st.none(), st.text("abc\n", max_size=20)),
+       meanwhile=st.one_of(st.none(), st.text("xyz\n", max_size=20)),
        overwrite=st.booleans(), fails=st.booleans())
 def test_atomic_write_decides_at_the_moment_of_writing(tmp_path_factory, before, meanwhile, overwrite, fails):
     """Any file there before or made while the writer works is replaced only with ``overwrite``; a failing

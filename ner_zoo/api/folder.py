@@ -172,7 +172,8 @@ def load_folder(folder: str | Path):
 
         state = load_file(str(weights))
     except Exception as e:  # SafetensorError (truncated, not safetensors), OSError
-        raise CheckpointError(f"{weights}: not a readable safetensors file ({' '.join(str(e).split())[:200]})") from None
+        line = " ".join(str(e).split())[:200]
+        raise CheckpointError(f"{weights}: not a readable safetensors file ({line})") from None
     from ner_zoo.training.migrations import migrate_state_dict
 
     migrate_state_dict(cls.__name__, state)  # weights renamed since the folder was written

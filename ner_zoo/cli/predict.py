@@ -372,7 +372,8 @@ def predict_main(argv: Sequence[str]) -> int:
         check_output(out, [a.input, a.model], a.overwrite)
     stream = is_stream(out)
     try:
-        with (_stdout() if str(out) == "-" else atomic_write(out, overwrite=a.overwrite)) as f:  # a stream is written in place
+        # a stream is written in place
+        with (_stdout() if str(out) == "-" else atomic_write(out, overwrite=a.overwrite)) as f:
             n = write_predictions(f, recs, tagger, fmt, labelled, tag_column, a.batch_size, flush=stream)
     except BrokenPipeError:  # the reader (head, less) stopped reading: nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)

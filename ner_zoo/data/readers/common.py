@@ -84,8 +84,8 @@ def _utf8(sample: bytes) -> bool:
 def refuse_binary(head: bytes, path: object) -> None:
     """Compressed or binary input is one :class:`DataFormatError` (never decoded as Latin-1 and read as text):
     a known magic number, or in the first 4 KiB over 10 % control bytes or a NUL in bytes that are not UTF-8 (a
-    stray NUL or control character inside a text file is kept: it is data). UTF-16 text (with its byte-order mark) is text. A ``.gz`` file is not
-    decompressed on the fly: the message says how."""
+    stray NUL or control character inside a text file is kept: it is data). UTF-16 text (with its byte-order
+    mark) is text. A ``.gz`` file is not decompressed on the fly: the message says how."""
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return
     found = [what for magic, what in MAGIC.items() if head.startswith(magic)]
