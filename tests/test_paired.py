@@ -122,8 +122,9 @@ def test_compare_pairs_fit_runs_across_folders(tmp_path):
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[2:7] == ["MIN", "MIN (ner_only)", "", "equal epochs = 30", "5"]
     assert cells[9:13] == ["+1.10 ± 0.42", "[+0.58, +1.62]", "", "+4.82"]  # no sentence counts
-    assert cells[13:16] == ["0.004", "0.004", "same sign at 30 epochs (paper: to convergence); smaller than the paper's"]
-    assert "seed 6: only model" in cells[16] and "seed 7: epochs 30 vs 29" in cells[16]
+    assert cells[13:18] == ["0.004", "0.004", "0.004", "0.004",
+                            "same sign at 30 epochs (paper: to convergence); smaller than the paper's"]
+    assert "seed 6: only model" in cells[18] and "seed 7: epochs 30 vs 29" in cells[18]
     main_table = text.split("## Paired comparisons")[0]
     assert "| MIN (ner_only) | WNUT2017 |" in main_table and " 0.00 " not in main_table
     partial = text.split("## Partial test evaluations")[1]
@@ -273,7 +274,7 @@ def test_issue32_arms_pair_with_the_papers_gain_and_holm_covers_the_family(tmp_p
     # own: p 0.004181 (as MODEL - BASE), ranked first of 3 -> 3 x 0.004181 = 0.0125
     assert (own["p"], own["Holm p"]) == ("0.004", "0.013")
     text = paired_markdown(list(rows.values()))
-    assert text.count("**Verdict rule.**") == 1 and "Holm family: the 3 rows" in text and "_ci" not in text
+    assert text.count("**Verdict rule.**") == 1 and "`Holm p`: the 3 rows" in text and "_ci" not in text
 
 
 def test_forest_plot_is_deterministic_and_grouped_by_paper(tmp_path):
@@ -303,14 +304,14 @@ def test_forest_plot_is_deterministic_and_grouped_by_paper(tmp_path):
 
 @pytest.mark.slow
 def test_results_md_and_figure_regenerate_byte_for_byte(tmp_path, monkeypatch):
-    """``ner-zoo compare docs/runs --output docs/results.md`` reproduces the committed page and figure (the
+    """``ner-zoo compare docs/runs --paper-rows --output docs/results.md`` reproduces the committed page and figure (the
     echoed output path aside)."""
     from ner_zoo.cli.main import main
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
     out = tmp_path / "results.md"
-    assert main(["compare", "docs/runs", "--output", str(out)]) == 0
+    assert main(["compare", "docs/runs", "--paper-rows", "--output", str(out)]) == 0
     text = out.read_text().replace(f"--output {out}", "--output docs/results.md")
     assert text == (root / "docs" / "results.md").read_text()
     for figure in ("results_forest.svg", "results_curves.svg"):

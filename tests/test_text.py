@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ner_zoo.api.text import sentences, tokenize
 
@@ -45,3 +47,44 @@ def test_sentences_split_at_end_marks_and_paragraphs_only():
     assert [len(s) for s in sentences("one line\nwrapped here. Next")] == [5, 1]  # one newline is a space
     assert sentences("") == [] and sentences(" \n\n ") == []
     assert len(sentences("A. B. C.", split=False)) == 1
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("Angela \u200bMerkel met\u2060Macron\ufeff.", ["Angela", "Merkel", "met", "Macron", "."]),  # invisible separators
+    ("Flags 🇩🇪🇫🇷 and 👍🏽 or 👨\u200d👩\u200d👧!", ["Flags", "🇩🇪", "🇫🇷", "and", "👍🏽", "or", "👨\u200d👩\u200d👧", "!"]),
+    ("a 45-year-old and a 3-D film, 1990-1995", ["a", "45-year-old", "and", "a", "3-D", "film", ",", "1990", "-",
+                                                 "1995"]),
+    ("e\u0301cole (x\u0301)", ["e\u0301cole", "(", "x\u0301", ")"]),
+])
+def test_unicode_gaps_zero_width_emoji_sequences_hyphenated_numbers(text, tokens):
+    from ner_zoo.api.text import tokenize
+
+    got = tokenize(text)
+    assert [t.text for t in got] == tokens
+    assert all(text[t.start:t.end] == t.text for t in got)
+
+
+_ALPHABET = list("aZé09 .,-'\"!?:/@\n\t") + ["\u0301", "\u200b", "\u200d", "\u2060", "\ufeff", "🇩", "🇪", "👍", "🏽",
+                                             "👨", "\u00ad", "’", "ß", "中"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ALPHABET), max_size=40).map("".join))
+def test_offsets_are_exact_and_tokens_cover_the_text_in_whole_graphemes(text):
+    """Every token is its slice of the input; tokens are in order and never overlap; every character that is
+    not whitespace or an invisible separator is in exactly one token; no token ends inside a grapheme cluster
+    (``regex``'s ``\\X``, between separators: a combining mark after a space starts a token)."""
+    import regex
+
+    from ner_zoo.api.text import sentences, tokenize
+
+    toks = tokenize(text)
+    assert all(text[t.start:t.end] == t.text and t.text for t in toks)
+    assert all(a.end <= b.start for a, b in zip(toks, toks[1:]))
+    covered = {i for t in toks for i in range(t.start, t.end)}
+    separators = {i for i, c in enumerate(text) if c.isspace() or c in "\u200b\u2060\ufeff"}
+    assert covered == set(range(len(text))) - separators
+    bounds = {m.start() + g.end() for m in regex.finditer(r"[^\s\u200b\u2060\ufeff]+", text)
+              for g in regex.finditer(r"\X", m.group())} | {m.start() for m in regex.finditer(r"\S", text)}
+    assert all(t.start in bounds and t.end in bounds for t in toks)
+    assert [t for s in sentences(text) for t in s] == toks

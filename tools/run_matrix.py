@@ -150,9 +150,16 @@ IFS=$'\\t' read -r FOLDER ARGS < <(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" <<'COM
 mkdir -p "$FOLDER"
 eval "set -- $ARGS"
 export NER_ZOO_DATA=${{NER_ZOO_DATA:-$PWD/data}} PYTHONFAULTHANDLER=1 OMP_NUM_THREADS=${{OMP_NUM_THREADS:-4}}
+export NER_ZOO_MATRIX={matrix_id}
 echo "== task $SLURM_ARRAY_TASK_ID of job ${{SLURM_ARRAY_JOB_ID:-}}, restart ${{SLURM_RESTART_COUNT:-0}}" >> "$FOLDER/log.txt"
 srun ${{NER_ZOO_PYTHON:-python}} "$@" --ckpt_path last >> "$FOLDER/log.txt" 2>&1
 """
+
+
+def matrix_id(matrix: Path) -> str:
+    """``"<path> <sha256>"`` of the matrix file, which every run's record keeps per segment (``NER_ZOO_MATRIX``):
+    ``ner-zoo compare`` then tells when the matrix changed while its runs ran."""
+    return f"{matrix.as_posix()} {hashlib.sha256(matrix.read_bytes()).hexdigest()}"
 
 
 def slurm_array(jobs: list[tuple[str, list[str]]], matrix: Path, out: Path, gpus: int, options: list[str],
@@ -162,7 +169,7 @@ def slurm_array(jobs: list[tuple[str, list[str]]], matrix: Path, out: Path, gpus
     nothing a submitted array (or its requeued tasks) runs. Returns the script."""
     out.mkdir(parents=True, exist_ok=True)
     lines = "".join(f"{out / name}\t{shlex.join(cmd[1:])}\n" for name, cmd in jobs)
-    text = ARRAY.format(n=len(jobs), matrix=matrix, name=f"ner-zoo-{matrix.stem}", last=len(jobs) - 1,
+    text = ARRAY.format(n=len(jobs), matrix=matrix, matrix_id=shlex.quote(matrix_id(matrix)), name=f"ner-zoo-{matrix.stem}", last=len(jobs) - 1,
                         throttle=f"%{parallel}" if parallel else "", gpus=gpus, out=out, commands=lines,
                         extra="".join(f"#SBATCH {o}\n" for o in options))
     script = out / f"matrix-{hashlib.sha256(text.encode()).hexdigest()[:12]}.sbatch"
@@ -196,7 +203,8 @@ def main() -> int:
         return 0
     packing = Packing()
     last_sample = 0.0
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+           "NER_ZOO_MATRIX": matrix_id(a.matrix)}
     running: list[tuple[str, subprocess.Popen, float]] = []
     pending, failed = list(jobs), []
     start = time.time()

@@ -73,7 +73,8 @@ def _refuse_existing(out: Path, given: object) -> None:
         raise CheckpointError(f"{given}: exists and is not an empty folder; choose a new --output")
 
 
-def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors") -> Path:
+def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors",
+           repo_id: str | None = None) -> Path:
     """Write the folder for checkpoint ``ckpt`` into ``output`` (an existing non-empty folder is refused).
 
     The folder is written as a private temporary folder (:func:`tempfile.mkdtemp`) beside ``output`` and renamed
@@ -88,6 +89,11 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             folder up, when present.
         format: ``safetensors`` (the weights; loads into the PyTorch model) or ``onnx`` (taggers: the scoring
             network as ``model.onnx``, decoded outside it; :mod:`ner_zoo.api.onnx`).
+        repo_id: the Hub repository the folder is pushed to (``--push-to-hub``): the card's usage snippet loads
+            it by that id (else by the folder's name).
+
+    No local path is written into the folder (a card is public once pushed): an encoder that started from a local
+    folder is named by that folder's name.
     """
     if format not in ("safetensors", "onnx"):
         raise CheckpointError(f"unknown export format {format!r} (safetensors or onnx)")
@@ -120,7 +126,7 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
 
             runtime = {"runtime": "onnx", "onnx": write_onnx(model, tmp)}
         for k, ((name, enc), group) in enumerate(zip(encoders, groups)):
-            group["init_args"]["base_model"] = group["init_args"].get("model")
+            group["init_args"]["base_model"] = _public_name(group["init_args"].get("model"))
             if format == "onnx":  # the weights are in the graph, the tokenizer in tokenizer.json
                 continue
             folder = f"encoder-{k}"
@@ -142,7 +148,7 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
                   "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups)) if format != "onnx"], **runtime,
                   DIGESTS: file_digests(tmp)}  # every file but config.json and the card, checked at load
         (tmp / "config.json").write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
-        (tmp / "README.md").write_text(model_card(config, rec, Path(ckpt)))
+        (tmp / "README.md").write_text(model_card(config, rec, Path(ckpt), repo_id=repo_id, folder_name=out.name))
         os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's folder is private (0700); the export is a normal folder
         try:
             os.rename(tmp, out)  # atomic; replaces only an empty folder: another writer's output is kept
@@ -157,6 +163,14 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             raise _named(e, output) from None  # the output, not the temporary, named
         raise
     return out
+
+
+def _public_name(model: Any) -> Any:
+    """A Hub id as is; a local folder (absolute, or ``~``) by its name only."""
+    text = str(model) if model is not None else None
+    if text and (Path(text).is_absolute() or text.startswith("~")):
+        return Path(text).name
+    return model
 
 
 def push_to_hub(folder: str | Path, repo_id: str, private: bool = False, token: str | None = None) -> str:

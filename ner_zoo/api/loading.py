@@ -10,22 +10,30 @@ from ner_zoo.data.schema import Sentence
 
 
 def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32",
-         _allow_pos: bool = False, _keep_light: bool = False) -> Tagger:
-    """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit`` or a folder written by ``ner-zoo export``.
+         _allow_pos: bool = False, _keep_light: bool = False, *, revision: str | None = None,
+         token: str | bool | None = None) -> Tagger:
+    """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit``, a folder written by ``ner-zoo export``, or
+    such a folder on the Hugging Face Hub (``"user/repo"``, as ``export --push-to-hub`` uploads it).
 
     Args:
-        path: ``best.ckpt`` or an exported folder.
+        path: ``best.ckpt``, an exported folder, or a Hub model id ``namespace/name`` (a local path of that name
+            wins; :mod:`ner_zoo.api.hub`: downloaded into the Hugging Face cache, ``HF_HUB_OFFLINE=1`` reads the
+            cache only).
         device: ``cpu``, ``cuda``, ``cuda:1`` ...; default: a GPU when there is one.
         batch_size: sentences per forward pass.
         precision: ``32``, ``bf16`` or ``16``.
+        revision: with a Hub id: a branch, tag or commit (default: ``main``).
+        token: with a Hub id: a token for a private repository (default: ``HF_TOKEN`` or the saved login).
 
     A folder exported with ``--format onnx`` gives an :class:`~ner_zoo.api.onnx.OnnxTagger` (same interface; runs
     on onnxruntime without torch). Otherwise the model is loaded without importing Lightning (~5 s) where
     :mod:`ner_zoo.api.light`'s stand-ins suffice (checked by a smoke prediction; else with the real package);
     they are removed again afterwards, so training in the same process later imports the real Lightning.
     """
+    from ner_zoo.api.hub import resolve
     from ner_zoo.api.onnx import is_onnx_folder
 
+    path = resolve(path, revision=revision, token=token)  # a Hub id -> its snapshot folder; a local path as is
     if is_onnx_folder(path):
         from ner_zoo.api.onnx import OnnxTagger
 

@@ -295,7 +295,7 @@ class OnnxModel:
             import onnxruntime as ort
         except ImportError:
             raise ResourceError("this folder holds an ONNX model: install onnxruntime (pip install "
-                                "'ner-zoo[onnx]')") from None
+                                "onnxruntime, or ner-zoo's extra onnx: pip install -e '.[onnx]' in the checkout)") from None
         providers = ["CPUExecutionProvider"]
         if device.startswith("cuda"):
             providers.insert(0, ("CUDAExecutionProvider", {"device_id": int(device.partition(":")[2] or 0)}))

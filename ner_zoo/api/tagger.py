@@ -172,6 +172,14 @@ class Tagger:
             res = self.tag_texts(rows)
         return res[0] if single else res
 
+    def render(self, text: str | Sequence[str], title: str = "ner-zoo entities") -> str:
+        """A self-contained HTML page of ``text`` (or of each text of a list) with its entities marked, labelled
+        and scored, displaCy-like (:mod:`ner_zoo.api.render`): write it to a file and open it in a browser."""
+        from ner_zoo.api.render import page
+
+        texts = [text] if isinstance(text, str) else list(text)
+        return page(texts, self.tag_texts(texts), title)
+
     def tag_texts(self, texts: Sequence[str]) -> list[list[Entity]]:
         """One entity list per text (tokenized and split into sentences here)."""
         per_text = [split_text(t, split=self.split_sentences) for t in texts]

@@ -20,14 +20,14 @@ def export_main(argv: Sequence[str]) -> int:
                                                "one beside the checkpoint, when found")
     p.add_argument("--format", default="safetensors", choices=["safetensors", "onnx"],
                    help="safetensors: the weights (any model); onnx: a tagger's scoring network for onnxruntime, "
-                        "decoded outside it (needs: pip install 'ner-zoo[onnx]')")
+                        "decoded outside it (needs ner-zoo's extra onnx: pip install -e '.[onnx]' in the checkout)")
     p.add_argument("--push-to-hub", dest="push_to_hub", metavar="REPO",
                    help="upload the folder to this Hugging Face model repository (needs a login or HF_TOKEN)")
     p.add_argument("--private", action="store_true", help="with --push-to-hub: create the repository private")
     a = p.parse_args(argv)
     from ner_zoo.api.export import export, push_to_hub
 
-    out = export(a.checkpoint, a.output, record=a.record, format=a.format)
+    out = export(a.checkpoint, a.output, record=a.record, format=a.format, repo_id=a.push_to_hub)
     print(f"exported {a.checkpoint} to {out}", file=sys.stderr)
     if a.push_to_hub:
         print(f"uploaded to {push_to_hub(out, a.push_to_hub, private=a.private)}", file=sys.stderr)

@@ -140,6 +140,10 @@ class NERZooCLI(LightningCLI):
                 p.exit_on_error = True
         command = self.config.get("subcommand")
         config = self.config[command] if command else self.config
+        if command in ("test", "validate"):  # Lightning's own metrics table after the project's: --verbose only
+            from ner_zoo.cli.quiet import is_quiet
+
+            config["verbose"] = not is_quiet()
         # the seed's range before Lightning seeds with it (numpy's traceback otherwise), nulls before any class
         check_config({"seed_everything": config.get("seed_everything")}, command, lambda key: where_set(key, argv))
         check_nulls(config.as_dict(), lambda key: where_set(key, argv))  # as_dict keeps the nulls a dump drops
@@ -253,6 +257,10 @@ class NERZooCLI(LightningCLI):
             self._check_resume(model)
         built = getattr(self, "trainer", None)
         if built is not None:
+            from ner_zoo.cli.quiet import is_quiet, one_line_summary
+
+            if is_quiet():  # the model summary's FLOPs column is all zeros: one line of parameter counts instead
+                one_line_summary(built)
             calm_default_progress_bar(built, trainer.get("callbacks"))  # 10 redraws a second, not 100
             checkpoint_io.install(built.strategy)  # same-folder temporary + rename: a full disk keeps the old file
             _name_checkpoint_errors(built.strategy.checkpoint_io)
@@ -332,9 +340,16 @@ class NERZooCLI(LightningCLI):
         return fit_run
 
     def after_fit(self) -> None:
+        from ner_zoo.cli.quiet import is_quiet, run_line
+
+        best = getattr(self.trainer.checkpoint_callback, "best_model_path", None) or None
         if self.config[self.subcommand].get("test_after_fit"):
-            ckpt = "best" if self.trainer.checkpoint_callback and self.trainer.checkpoint_callback.best_model_path else None
-            self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+            self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path="best" if best else None,
+                              verbose=not is_quiet())  # the project's per-type table is printed either way
+        recorder = next((c for c in self.trainer.callbacks if isinstance(c, RunRecorder)), None)
+        line = run_line(recorder._target(self.trainer) if recorder is not None else None, best)
+        if line and self.trainer.is_global_zero:
+            print(line, flush=True)
 
 
 #: what Lightning's barebones mode turns off, and refuses when set: the CLI's defaults for them yield to it

@@ -28,7 +28,7 @@ def run_identity(config: dict) -> dict:
     model_cfg = config.get("model") or {}
     overlays = overlay_names([str(p) for p in config.get("config") or []])
     data_cfg = config.get("data") or {}
-    return {"model": _short(model_cfg.get("class_path")), "dataset": _short(data_cfg.get("class_path")),
+    return {"model": _short(model_cfg.get("class_path")), "dataset": _data_name(data_cfg),
             "variant": config.get("variant"), "seed": config.get("seed_everything"),
             "encoder": encoder_name(model_cfg.get("init_args") or {}), "overlays": "+".join(overlays) or None,
             "recipe": config_hash(config)}
@@ -45,6 +45,12 @@ def _paper(class_path: str | None) -> str:
 
 def _tag(key: str, value: Any) -> str:
     return f"{key}:{value}"[:64]  # W&B's tag length limit
+
+
+def _data_name(data_cfg: dict) -> str:
+    from ner_zoo.training.run_folder import data_name
+
+    return data_name(data_cfg)
 
 
 def _short(class_path: str | None) -> str:

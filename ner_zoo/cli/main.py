@@ -1,6 +1,6 @@
 """``ner-zoo``: one entry point for training (LightningCLI) and the data / scoring / prediction tools.
 
-    ner-zoo fit|validate|test --config configs/....yaml     train and evaluate (LightningCLI)
+    ner-zoo fit|validate|test --config configs/....yaml     train and evaluate (LightningCLI; --verbose: its output)
     ner-zoo configs                                        the configs shipped in the package (--config NAME)
     ner-zoo predict --config ...                           LightningCLI prediction on a data module
     ner-zoo predict --model best.ckpt|DIR --input F|-     predict from a checkpoint or exported folder alone
@@ -152,12 +152,18 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
         from ner_zoo.cli.predict import predict_main
 
         return predict_main(args[1:])
-    from ner_zoo.cli.lightning_cli import NERZooCLI
-    from ner_zoo.data.readers import common
+    from ner_zoo.cli.quiet import quiet, wants_verbose
 
-    common.ENCODING_OPTION = "--data.init_args.encoding"  # the option of the data module in a config
+    args, verbose = wants_verbose(args)  # --verbose: Lightning's own output (ner_zoo/cli/quiet.py)
+    if from_shell:
+        sys.argv[1:] = args
+    with quiet(verbose):
+        from ner_zoo.cli.lightning_cli import NERZooCLI
+        from ner_zoo.data.readers import common
 
-    NERZooCLI(args=None if from_shell else args)  # from the shell, LightningCLI reads sys.argv itself
+        common.ENCODING_OPTION = "--data.init_args.encoding"  # the option of the data module in a config
+
+        NERZooCLI(args=None if from_shell else args)  # from the shell, LightningCLI reads sys.argv itself
     if "wandb" in sys.modules:  # close the run, or an offline run file ends without its exit record
         import wandb
 

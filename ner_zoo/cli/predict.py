@@ -319,15 +319,18 @@ def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ner-zoo predict", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", "--ckpt_path", dest="model", required=True,
-                   help="a checkpoint written by ner-zoo fit, or a folder written by ner-zoo export")
+                   help="a checkpoint written by ner-zoo fit, a folder written by ner-zoo export, or such a folder "
+                        "on the Hugging Face Hub: namespace/name (a local path of that name wins)")
+    p.add_argument("--revision", help="with a Hub id: the branch, tag or commit (default: main)")
     p.add_argument("--input", required=True, type=Path, help="CoNLL, raw text or JSON-lines file; - reads stdin")
     p.add_argument("--input_format", default="auto", choices=["auto", "conll", "text", "jsonl"],
                    help="auto: from the suffix and the content (a .txt file in CoNLL columns is read as CoNLL)")
     p.add_argument("--output", type=Path, help="output file (default: <input>.pred.<format>); never an existing "
                    "file unless --overwrite, never the input; -, /dev/stdout or a pipe is written in place, as the "
                    "input arrives")
-    p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl"],
-                   help="auto: jsonl for raw text, JSON-lines input and nested NER, else conll")
+    p.add_argument("--output_format", default="auto", choices=["auto", "conll", "jsonl", "html"],
+                   help="auto: jsonl for raw text, JSON-lines input and nested NER, else conll; html: one "
+                        "self-contained page with the entities marked, labelled and scored (written at the end)")
     p.add_argument("--no_sentence_split", action="store_true", help="raw text: one sentence per line")
     add_overwrite(p)
     add_encoding(p)
@@ -337,12 +340,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
-    """The model in ``path`` as a Tagger (POS taggers too), loaded without Lightning where the stand-ins suffice
-    (:func:`ner_zoo.api.loading.load`; they stay in place in this short-lived process)."""
+def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32", revision: str | None = None):
+    """The model in ``path`` (or Hub id) as a Tagger (POS taggers too), loaded without Lightning where the
+    stand-ins suffice (:func:`ner_zoo.api.loading.load`; they stay in place in this short-lived process)."""
     from ner_zoo.api.loading import load
 
-    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True)
+    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True, revision=revision)
 
 
 def predict_main(argv: Sequence[str]) -> int:
@@ -358,12 +361,15 @@ def predict_main(argv: Sequence[str]) -> int:
     if not first:
         raise DataFormatError("no sentences (the input is empty or blank)", a.input)
     recs = itertools.chain(first, recs)
-    tagger = load_tagger(a.model, device_of(a.accelerator), a.batch_size, a.precision.split("-")[0])
+    tagger = load_tagger(a.model, device_of(a.accelerator), a.batch_size, a.precision.split("-")[0], a.revision)
     model = tagger.model
     fmt = a.output_format
     if fmt == "auto":
         fmt = "jsonl" if model.task == "nested_ner" or in_fmt in ("text", "jsonl") and not model.is_pos else "conll"
     if model.is_pos:
+        if fmt == "html":
+            raise DataFormatError("a POS tagger gives tags, not entities: no html view (--output_format conll)",
+                                  a.model)
         fmt = "conll"
     tag_column = model.vocabs.tag_column
     out = a.output
@@ -400,6 +406,7 @@ def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labe
     already read (it is answered before the next ones arrive)."""
     n = 0
     need = 0 if flush else getattr(tagger, "context_sentences", 0)
+    shown: list[tuple[str, list]] = []  # html: (text, entities) per record, one page at the end
     for group, following in lookahead(chunks(recs, batch_size if flush else batch_size * GROUP_BATCHES), need):
         sents = [s for r in group for s in r.sentences]
         context = [s for r in following for s in r.sentences]  # read for their tokens only: gold stays
@@ -410,12 +417,37 @@ def write_predictions(f: IO[str], recs: Iterable[Record], tagger, fmt: str, labe
             preds, scores = [g[0] for g in got], [g[1] for g in got]
             if fmt == "jsonl":
                 f.write(jsonl_line(rec, preds, scores))
+            elif fmt == "html":
+                shown.append(html_entities(rec, preds, scores))
             else:
                 f.write(conll_lines(rec, preds, rec.scheme or "iob2", labelled, tag_column, tagger.model.is_pos))
         n += len(sents)
         if flush:
             f.flush()
+    if fmt == "html":
+        from ner_zoo.api.render import page
+
+        f.write(page([t for t, _ in shown], [e for _, e in shown]))
     return n
+
+
+def html_entities(rec: Record, preds: list, scores: list) -> tuple[str, list]:
+    """A record's text and entities for the html page: raw text with its offsets; tokens joined by spaces."""
+    from ner_zoo.api.tagger import entities
+    from ner_zoo.api.text import Token
+
+    if rec.text is not None:
+        return rec.text, [e for k, (p, sc) in enumerate(zip(preds, scores))
+                          for e in entities(rec.text, rec.offsets[k], p, sc, k)]
+    texts, ents, pos = [], [], 0
+    for k, (sent, p, sc) in enumerate(zip(rec.sentences, preds, scores)):
+        toks = []
+        for t in sent.tokens:
+            toks.append(Token(t, pos, pos + len(t)))
+            pos += len(t) + 1
+        texts.append(" ".join(sent.tokens))
+        ents += entities(" ".join(texts), toks, p, sc, k)
+    return " ".join(texts), ents
 
 
 def lookahead(groups: Iterable[list[Record]], need: int) -> Iterator[tuple[list[Record], list[Record]]]:

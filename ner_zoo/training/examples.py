@@ -24,14 +24,19 @@ class TagExamples(pl.Callback):
 
     Args:
         sentences: plain text, tokens separated by spaces.
+        corpus: the data module class the sentences suit (e.g. ``SampleCorpus``: news-like names); with other
+            data (``--data my_corpus.yaml`` over the quickstart) nothing is shown. ``None``: any data.
     """
 
-    def __init__(self, sentences: list[str]):
+    def __init__(self, sentences: list[str], corpus: str | None = None):
         self.sentences = [Sentence(s.split()) for s in sentences if s.split()]
+        self.corpus = corpus
 
     def on_test_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if not trainer.is_global_zero or not self.sentences or getattr(pl_module, "is_pos", False):
             return
+        if self.corpus is not None and type(trainer.datamodule).__name__ != self.corpus:
+            return  # another corpus's labels (a disease model): these sentences would say nothing
         was_training = pl_module.training
         pl_module.eval()
         with torch.no_grad():

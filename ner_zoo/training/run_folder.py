@@ -106,10 +106,38 @@ def _short(class_path: str | None) -> str:
     return (class_path or "unknown").rsplit(".", 1)[-1]
 
 
+def data_name(data: dict | None) -> str:
+    """The corpus's name in run records, run folders and ``compare``: the data module's class name, except for
+    an ``HFCorpus`` (any Hugging Face dataset), which is named by its source: the hub id (``tner/wnut2017``, with
+    ``:<name>`` for a configuration), the folder or file's name, or the data files' folder (``data_dir``, else the
+    train file's folder), so that runs on two datasets are never grouped as one."""
+    data = data or {}
+    cls = _short(data.get("class_path"))
+    if cls != "HFCorpus":
+        return cls
+    init = data.get("init_args") or {}
+    source, files, root = init.get("source"), init.get("data_files") or {}, init.get("data_dir")
+    if source:
+        local = Path(root, source) if root and Path(root, source).exists() else Path(str(source))
+        name = (local.resolve().stem if local.is_file() else local.resolve().name) if local.exists() else str(source)
+        return f"{name}:{init['name']}" if init.get("name") else name
+    if files:
+        if root:
+            return Path(root).resolve().name
+        first = Path(str(files.get("train") or next(iter(files.values()))))
+        return first.resolve().parent.name
+    return Path(root or ".").resolve().name
+
+
+def folder_part(name: str) -> str:
+    """``name`` as one path component (a hub id's ``/`` as ``--``, as the Hugging Face cache writes it)."""
+    return name.replace("/", "--").replace("\\", "--").replace(":", "-")
+
+
 def run_label(config: dict) -> str:
     """``<Model>[-<variant>]-<Data>``: the folder holding every run of one model on one corpus."""
     model = _short((config.get("model") or {}).get("class_path"))
-    data = _short((config.get("data") or {}).get("class_path"))
+    data = folder_part(data_name(config.get("data")))
     return "-".join(x for x in (model, config.get("variant"), data) if x)
 
 
