@@ -2,24 +2,30 @@
 
 Every command that writes a file does::
 
-    check_output(path, inputs=[the files it reads], overwrite=args.overwrite)   # before any slow work
+    check_output(path, inputs=[the files it reads], overwrite=args.overwrite)   # early: before any slow work
     ...
-    with atomic_write(path) as f:                                                # when the result is ready
+    with atomic_write(path, overwrite=args.overwrite) as f:                     # when the result is ready
         f.write(...)
 
 The rule:
 
-* nothing is replaced unasked: an existing regular file is refused unless ``overwrite`` (``--overwrite``);
+* nothing is replaced unasked: an existing regular file is refused unless ``overwrite`` (``--overwrite``), and
+  that is enforced at the moment of writing, not only by the early check: without ``overwrite`` the finished
+  temporary file is hard-linked to the target's name (``link`` fails if the name exists, so a file that appeared
+  while the command worked, or another writer's, is kept) and then unlinked; with ``overwrite`` it is renamed
+  over the target;
 * an output never equals or aliases (same file through a symlink, a hard link, ``..``) a file the command reads;
 * ``-`` (stdout), ``/dev/stdout``, ``/dev/fd/N`` and anything that is not a regular file (a pipe, a FIFO, a
   device such as ``/dev/full``) is written in place, on the same open file, so ``>>`` appends and ``| cat`` works;
-* a regular file is written atomically: a temporary file beside it replaces it in one step, and a crash, an
-  error, Ctrl-C or SIGTERM leaves the old file and no temporary file;
+* a regular file is written atomically: a private temporary file from :func:`tempfile.mkstemp` in the target's
+  folder becomes the target in one step, and a crash, an error (a full disk), Ctrl-C or SIGTERM leaves the old
+  file and no temporary file (a hard kill may leave a hidden ``.<name>.<random>.tmp``, never the target's name);
 * an OS error (no space, file too large, permission, a symlink loop) names the output, not a temporary file.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -30,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_write", "check_output", "is_stream", "STDOUT"]
+__all__ = ["atomic_write", "check_output", "commit", "is_stream", "STDOUT"]
 
 STDOUT = "-"
 _FD = re.compile(r"^/(?:dev/fd|proc/(?:self|thread-self|%d)/fd)/(\d+)$" % os.getpid())
@@ -116,7 +122,7 @@ def check_output(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLik
             also = "" if os.path.abspath(inp) == os.path.abspath(path) else f" ({inp})"
             raise OutputError(f"{path}: {option} is the input file{also}; the output would replace it")
     if stat.S_ISREG(st.st_mode) and not overwrite:
-        raise OutputError(f"{path}: exists; pass --overwrite to replace it, or choose another {option}")
+        raise exists_error(path, option)
 
 
 @contextmanager
@@ -137,12 +143,47 @@ def _in_place(opener, path: object) -> Iterator[IO[str]]:
             pass
 
 
+def exists_error(path: object, option: str = "--output") -> Exception:
+    from ner_zoo.errors import OutputError
+
+    return OutputError(f"{path}: exists; pass --overwrite to replace it, or choose another {option}")
+
+
+def commit(tmp: str | os.PathLike[str], target: str | os.PathLike[str], overwrite: bool,
+           option: str = "--output") -> None:
+    """``tmp`` (a finished file in ``target``'s folder) becomes ``target`` in one step: renamed over it with
+    ``overwrite``, else linked to its name, which fails if that name exists (then ``tmp`` is left to the caller).
+
+    A file system without hard links (``EPERM``/``ENOTSUP``/``EXDEV``...) claims the name with an exclusive create
+    instead, then renames over the claimed, empty file."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise exists_error(target, option) from None
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS):
+            raise
+        try:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            raise exists_error(target, option) from None
+        os.replace(tmp, target)
+        return
+    os.unlink(tmp)
+
+
 @contextmanager
-def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterator[IO[str]]:
+def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8", overwrite: bool = False,
+                 option: str = "--output") -> Iterator[IO[str]]:
     """Write ``path``: a regular file atomically, a stream or device in place (see the module's rule).
 
-    A regular file keeps its permissions (a new one gets ``0666 & ~umask``); a symlink is followed (the file it
-    points to is replaced, the link stays). Existence and aliasing are :func:`check_output`'s business.
+    Without ``overwrite`` an existing file is never replaced, also one that appears while the caller writes
+    (``OutputError`` naming it; the file is kept); files rewritten by design (a run's record) pass
+    ``overwrite=True``. A regular file keeps its permissions (a new one gets ``0666 & ~umask``); a symlink is
+    followed (the file it points to is replaced, the link stays). Aliasing is :func:`check_output`'s business.
     """
     fd = _fd_of(path)
     if fd is not None:  # the same open file: `>>` appends, a pipe gets the bytes; stdout's own buffer first
@@ -157,6 +198,8 @@ def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8") -> Itera
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "is a directory, expected a file", str(path))
+    if st is not None and stat.S_ISREG(st.st_mode) and not overwrite:  # the early check, for callers without one
+        raise exists_error(path, option)
     if st is not None and not stat.S_ISREG(st.st_mode):  # a FIFO or a device (/dev/full): errors must surface
         with _in_place(lambda: open(path, "w", encoding=encoding, newline="\n"), path) as f:
             yield f
@@ -174,7 +217,7 @@ def atomic_write(path: str | os.PathLike[str], encoding: str = "utf-8") -> Itera
             f.flush()
             os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
-        os.replace(tmp, real)
+        commit(tmp, real, overwrite, option)
     except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)

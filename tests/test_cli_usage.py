@@ -3,6 +3,7 @@ pass."""
 
 from __future__ import annotations
 
+import pytest
 from cli_cases import T, config, ner_zoo, one_error_line, write
 
 
@@ -43,3 +44,20 @@ def test_missing_config_unknown_command_and_bare_data_stats(tmp_path, capsys):  
     assert rc == 2 and "give a corpus name" in one_error_line(err)
     rc, _, err = ner_zoo(capsys, "data", "stats", "--files", write(tmp_path / "lf.conll", T))
     assert rc == 2 and "--files takes SPLIT=PATH items" in one_error_line(err)
+
+
+# every command's usage error is one line (issue 43 item 7; probe X5 of robustness_4: export and serve printed
+# argparse's usage and their own 'ner-zoo export: error:' line)
+@pytest.mark.parametrize("argv", [
+    ["export", "C.ckpt", "--outptu", "x"], ["export", "C.ckpt", "--output", "x", "--outptu", "y"], ["export"],
+    ["export", "C.ckpt", "--output", "x", "--format", "bogus"],
+    ["serve", "m", "--prot", "1"], ["serve"], ["serve", "m", "--port", "-1"], ["serve", "m", "--workers", "0"],
+    ["predict", "--bogus"], ["score", "--bogus"], ["data", "--bogus"], ["compare", "--bogus"], ["configs", "--bogus"],
+    ["fit", "--bogus"], ["validate", "--bogus"], ["test", "--bogus"],
+])
+def test_every_command_has_one_line_usage_errors(argv, capsys):
+    from cli_cases import ner_zoo
+
+    rc, out, err = ner_zoo(capsys, *argv)
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("ner-zoo: error: "), (argv, err)
+    assert "usage:" not in err and "Traceback" not in err

@@ -131,6 +131,35 @@ def test_validate_and_test_write_nothing_into_the_runs_tree_unless_asked(tmp_pat
     assert (tmp_path / "mine" / "config.yaml").is_file()
 
 
+def _tree(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else None) for p in folder.rglob("*")}
+
+
+def test_a_refused_resume_changes_nothing_in_the_run_folder(tmp_path, capsys):  # RS2 of robustness_4
+    """A resume refused for other data or a corrupted checkpoint leaves the run folder as it was: before, the
+    refusal rewrote results.json (status failed, the completed record gone) and config.yaml, and added an empty
+    csv/resume-step<N>/ folder."""
+    from cli_cases import flip_weight_bytes, one_error_line
+
+    args = ["fit", "--config", str(ROOT / "configs" / "quickstart.yaml"), *QUICK,
+            "--trainer.default_root_dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    capsys.readouterr()
+    (rec,) = records(tmp_path / "runs")
+    folder = rec["_path"].parent
+    before = _tree(folder)
+    assert main([*args, "--ckpt_path", str(folder), "--data.init_args.tag_scheme", "iob2"]) == 2
+    assert "was trained on other data" in one_error_line(capsys.readouterr().err)
+    assert _tree(folder) == before
+    last = folder / "checkpoints" / "last.ckpt"
+    flip_weight_bytes(last, tmp_path / "flipped.ckpt", n=64)
+    last.write_bytes((tmp_path / "flipped.ckpt").read_bytes())
+    before = _tree(folder)
+    assert main([*args, "--ckpt_path", "last", "--trainer.max_epochs", "2"]) == 2
+    assert "corrupted checkpoint" in one_error_line(capsys.readouterr().err)
+    assert _tree(folder) == before
+
+
 def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
     from ner_zoo.training.run_folder import newest_checkpoint
 

@@ -218,3 +218,68 @@ def test_unreachable_hub_id_is_one_line(tmp_path, monkeypatch, capsys):
     assert main(["fit", "--config", "quickstart", "--data", "data.yaml"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ner-zoo: error: nobody/no-such-dataset-xyz: cannot load")
+
+
+# --- values checked, never guessed (issue 43 item 3; probes H1, H3 of robustness_4) ---------------------------------
+def _dataset(tokens, tags, names=("O", "B-PER", "I-PER")):
+    import datasets
+
+    features = datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
+                                  "ner_tags": datasets.Sequence(datasets.ClassLabel(names=list(names)))})
+    return datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags}, features=features)
+
+
+@pytest.mark.parametrize("tags, expected", [
+    ([[0, -1]], r"holds a value outside its 3 class names \(-1: expected 0..2; -1 is Hugging Face's 'no label'"),
+    ([[0, 3]], r"holds a value outside its 3 class names \(3: expected 0..2\)"),
+])
+def test_hf_class_ids_outside_the_names_are_refused_naming_split_and_row(tags, expected):
+    from ner_zoo.data.readers.hf import dataset_sentences
+
+    import datasets
+
+    ds = datasets.Dataset.from_dict({"tokens": [["Anna", "spoke"], ["Berg", "ran"]], "ner_tags": [[1, 0], *tags]})
+    with pytest.raises(DataFormatError, match=r"^mine\[train\]#1: field 'ner_tags' " + expected):
+        dataset_sentences(ds, "mine", "train", tag_names=["O", "B-PER", "I-PER"])  # integers named by the caller
+
+
+@pytest.mark.parametrize("tokens, expected", [
+    ("Paris", r"field 'tokens' holds str 'Paris', not a list of tokens"),
+    (["a", ""], r"field 'tokens': token 1 is empty or blank \(''\)"),
+    (["a", " "], r"field 'tokens': token 1 is empty or blank"),
+    (["a", 5], r"field 'tokens': token 1 is 5, not a string"),
+    (None, r"field 'tokens' holds NoneType"),
+])
+def test_hf_tokens_that_are_not_a_list_of_words_are_refused(tokens, expected):
+    """A string was split into characters (H3); an empty token or a number passed."""
+    from ner_zoo.data.readers.hf import dataset_sentences
+
+    class Rows:  # what datasets hands over, without Arrow's own type coercion in the way
+        column_names = ["tokens", "ner_tags"]
+        features = {"ner_tags": type("F", (), {"feature": type("C", (), {"names": ["O", "B-PER"]})()})()}
+
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, key):
+            return {"tokens": [["ok", "row"], tokens], "ner_tags": [[0, 0], [0, 0] if isinstance(tokens, list)
+                                                                       else [0] * 5]}[key]
+
+    with pytest.raises(DataFormatError, match=r"^mine\[dev\]#1: " + expected):
+        dataset_sentences(Rows(), "mine", "dev")
+
+
+def test_hf_string_tokens_column_from_a_real_dataset_and_an_empty_split(tmp_path):
+    import datasets
+
+    from ner_zoo.data.readers.hf import dataset_sentences, read_hf
+
+    ds = datasets.Dataset.from_dict({"tokens": ["a b", "c"], "ner_tags": [["O"], ["O"]]})
+    with pytest.raises(DataFormatError, match=r"#0: field 'tokens' holds str 'a b', not a list of tokens"):
+        dataset_sentences(ds, "mine", "train")
+    empty = _dataset([], [])
+    with pytest.raises(DataFormatError, match=r"^mine\[test\]: the split is empty \(no rows\)"):
+        dataset_sentences(empty, "mine", "test")
+    _dataset([["Anna"]], [[-1]]).save_to_disk(str(tmp_path / "saved"))
+    with pytest.raises(DataFormatError, match=r"saved\[train\]#0: field 'ner_tags' holds a value outside"):
+        read_hf(tmp_path / "saved", split="train")

@@ -244,7 +244,9 @@ def test_predict_into_a_closed_pipe_exits_quietly(trained, tmp_path):
     done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     lines = done.stdout.splitlines()
     assert len(lines) == 3 and json.loads(lines[0])["tokens"][0] == "Anna"
-    assert lines[2] == "status=141" and done.stderr == ""  # as a shell reports SIGPIPE; no traceback
+    assert lines[2] == "status=141"  # as a shell reports SIGPIPE; no traceback, only the format it read
+    assert done.stderr.splitlines() == ["ner-zoo predict: reading many.txt as raw text (detected; --input_format "
+                                        "conll|text|jsonl to choose)"]
 
 
 @pytest.mark.process
@@ -318,3 +320,199 @@ def test_load_and_tag_without_lightning_then_train_with_it(trained, tmp_path):
             "print(issubclass(BiLSTMCRF, pl.LightningModule), t('Anna Berg visited Paris.') == a)")
     out = run("-c", code, str(ckpt), cwd=tmp_path).stdout.splitlines()
     assert out == ["[]", "True True"]
+
+
+# --- exported folders as guarded as checkpoints (issue 43 item 4) -------------------------------------------------
+def _config(d: Path) -> dict:
+    return json.loads((d / "config.json").read_text())
+
+
+def _set_config(d: Path, **changes) -> None:
+    cfg = _config(d)
+    for k, v in changes.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    (d / "config.json").write_text(json.dumps(cfg))
+
+
+def _flip(p: Path, n: int = 1000) -> None:
+    b = bytearray(p.read_bytes())
+    for i in range(len(b) - n, len(b)):
+        b[i] ^= 0xFF
+    p.write_bytes(bytes(b))
+
+
+def _truncate(p: Path) -> None:
+    p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
+
+
+def _hp(d: Path, **hp) -> None:
+    cfg = _config(d)
+    cfg["hyper_parameters"].update(hp)
+    (d / "config.json").write_text(json.dumps(cfg))
+
+
+#: damage -> the file the one line must name (probes M-*, L-* of robustness_4)
+DAMAGE = {
+    "flipped weights": (lambda d: _flip(d / "model.safetensors"), "model.safetensors: corrupted"),
+    "truncated weights": (lambda d: _truncate(d / "model.safetensors"), "model.safetensors: corrupted"),
+    "a Hugging Face folder": (lambda d: (d / "config.json").write_text('{"architectures": ["BertModel"]}'),
+                              "config.json: not a ner-zoo export"),
+    "config.json not JSON": (lambda d: (d / "config.json").write_text("{oops"), "config.json: not a JSON"),
+    "config.json a list": (lambda d: (d / "config.json").write_text("[1]"), "config.json: not a ner-zoo export"),
+    "format a string": (lambda d: _set_config(d, ner_zoo_format="1"), "config.json: 'ner_zoo_format' is '1'"),
+    "vocabularies missing": (lambda d: (d / "vocabularies.json").unlink(), "vocabularies.json: missing"),
+    "vocabularies edited": (lambda d: (d / "vocabularies.json").write_text('{"words": 5}'),
+                            "vocabularies.json: corrupted"),
+    "digests not a mapping": (lambda d: _set_config(d, sha256=[1]), "config.json: 'sha256' is not a mapping"),
+    "digest names ..": (lambda d: _set_config(d, sha256={"../x": "0"}), "outside the folder"),
+    # without digests (an older export) the files' own checks still name them
+    "old: size changed": (lambda d: (_set_config(d, sha256=None), _hp(d, lstm_hidden=7)),
+                          "model.safetensors: the weights do not fit the model config.json describes"),
+    "old: truncated weights": (lambda d: (_set_config(d, sha256=None), _truncate(d / "model.safetensors")),
+                               "model.safetensors: not a readable safetensors file"),
+    "old: vocabularies edited": (lambda d: (_set_config(d, sha256=None),
+                                            (d / "vocabularies.json").write_text('{"words": 5}')),
+                                 "vocabularies.json: not ner-zoo vocabularies"),
+    "old: vocabularies not JSON": (lambda d: (_set_config(d, sha256=None),
+                                              (d / "vocabularies.json").write_bytes(b"\xff")),
+                                   "vocabularies.json: not a JSON"),
+    "old: hyper-parameters wrong": (lambda d: (_set_config(d, sha256=None), _hp(d, lstm_hidden="many")),
+                                    "config.json: its hyper-parameters do not build"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_exported_folder_is_one_error_naming_the_file(exported, tmp_path, damage):
+    import shutil
+    import warnings
+
+    import ner_zoo
+    from ner_zoo.errors import CheckpointError
+
+    folder = tmp_path / "m"
+    shutil.copytree(exported, folder)
+    harm, expected = DAMAGE[damage]
+    harm(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an export without digests warns
+        with pytest.raises(CheckpointError) as e:
+            ner_zoo.load(folder, device="cpu")
+    line = str(e.value)
+    assert "\n" not in line and str(folder) in line and expected in line, line
+
+
+def test_export_records_digests_and_an_old_export_warns(exported, tmp_path):
+    import shutil
+
+    import ner_zoo
+
+    digests = _config(exported)["sha256"]
+    assert sorted(digests) == ["model.safetensors", "vocabularies.json"]
+    folder = tmp_path / "old"
+    shutil.copytree(exported, folder)
+    _set_config(folder, sha256=None)
+    with pytest.warns(UserWarning, match="exported without file digests"):
+        ner_zoo.load(folder, device="cpu")
+
+
+def test_damaged_folder_under_predict_is_one_line(exported, tmp_path, capsys):
+    import shutil
+
+    from cli_cases import ner_zoo, one_error_line
+
+    folder = tmp_path / "m"
+    shutil.copytree(exported, folder)
+    _flip(folder / "model.safetensors")
+    (tmp_path / "in.txt").write_text("Anna Berg visited Paris.\n")
+    rc, _, err = ner_zoo(capsys, "predict", "--model", folder, "--input", tmp_path / "in.txt", "--output", "-")
+    assert rc == 2 and f"{folder / 'model.safetensors'}: corrupted" in one_error_line(err)
+
+
+# --- a typed Python API (issue 43 item 5; probe A1 of robustness_4) --------------------------------------------------
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_WORD = st.text(st.characters(categories=("L", "N", "P")), min_size=1, max_size=6)
+_ANY_SCALAR = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.binary(max_size=4),
+                        _WORD)
+
+
+def _wrong():
+    """Values of every type but the documented ones, nested a little."""
+    return st.recursive(_ANY_SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                            st.tuples(inner, inner),
+                                                            st.dictionaries(_WORD, inner, max_size=2)), max_leaves=6)
+
+
+def _documented_text(x) -> bool:
+    return isinstance(x, str) or isinstance(x, list) and all(isinstance(t, str) for t in x)
+
+
+def _documented_tokens(x) -> bool:
+    if not isinstance(x, list):
+        return False
+    if not x or isinstance(x[0], str):
+        return all(isinstance(t, str) for t in x)
+    return all(isinstance(r, list) and all(isinstance(t, str) for t in r) for r in x)
+
+
+@pytest.fixture(scope="module")
+def use_tagger(trained):
+    import ner_zoo
+
+    return ner_zoo.load(trained[1], device="cpu")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.none(), _WORD, st.lists(_WORD, max_size=3), _wrong()),
+       tokens=st.one_of(st.none(), st.lists(_WORD, max_size=4), st.lists(st.lists(_WORD, max_size=3), max_size=3),
+                        _wrong()))
+def test_tagger_accepts_exactly_the_documented_inputs(use_tagger, text, tokens):
+    """docs/api.md: ``text`` a string or a list of strings, or ``tokens=`` a list of strings or a list of such
+    lists. Those are tagged (one list per input); anything else is a TypeError saying what it got, never tagged
+    as characters (old code: ``tokens="Paris"`` tagged P a r i s, A1)."""
+    ok_text, ok_tokens = text is not None and _documented_text(text), tokens is not None and _documented_tokens(tokens)
+    if (text is None) == (tokens is None) or not (ok_text or ok_tokens):
+        with pytest.raises(TypeError) as e:
+            use_tagger(text=text, tokens=tokens)
+        assert "got" in str(e.value) or "one of them" in str(e.value)
+        return
+    if ok_tokens and any(not t or any(c.isspace() for c in t)
+                         for r in (tokens if tokens and isinstance(tokens[0], list) else [tokens]) for t in r):
+        with pytest.raises(ValueError, match="non-empty strings without whitespace"):
+            use_tagger(tokens=tokens)
+        return
+    got = use_tagger(text=text) if ok_text else use_tagger(tokens=tokens)
+    many = (isinstance(text, list)) if ok_text else bool(tokens) and isinstance(tokens[0], list)
+    assert isinstance(got, list)
+    if many:
+        assert len(got) == len(text if ok_text else tokens) and all(isinstance(r, list) for r in got)
+    else:
+        assert all(isinstance(e, ner_zoo_entity()) for e in got)
+
+
+def ner_zoo_entity():
+    from ner_zoo.api import Entity
+
+    return Entity
+
+
+@pytest.mark.parametrize("call, message", [
+    (dict(tokens="Paris"), "tokens must be a list of strings or a list of lists of strings; got str 'Paris' (raw "
+                           "text: pass it as text)"),
+    (dict(text={"text": "x"}), "text must be a string or a list of strings; got dict {'text': 'x'}"),
+    (dict(text=("a", "b")), "text must be a string or a list of strings; got tuple ('a', 'b') (pre-tokenized"),
+    (dict(text=["a", ["b"]]), "got a list whose item 1 is list ['b']"),
+    (dict(text=b"Paris"), "got bytes b'Paris'"),
+    (dict(tokens=["a", 5]), "got a list whose item 1 is int 5"),
+    (dict(tokens=[["a"], "b"]), "got a list whose item 1 is str 'b'"),
+    (dict(tokens=(t for t in ["a"])), "got generator"),
+    (dict(text="a", tokens=["a"]), "one of them; got both"),
+    (dict(), "one of them"),
+])
+def test_tagger_type_errors_say_what_they_got(use_tagger, call, message):
+    with pytest.raises(TypeError) as e:
+        use_tagger(**call)
+    assert message in str(e.value)

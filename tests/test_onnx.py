@@ -355,3 +355,50 @@ def test_a_file_is_tagged_as_in_one_call_whatever_its_groups(bert_tagger, tmp_pa
         whole = tagged(load(), 100)
         same(tagged(load(), 1), whole)  # one sentence per group
         same(tagged(load(), 2), whole)
+
+
+#: damage of an ONNX folder -> what the one line names (probes M-*, L-onnx of robustness_4; issue 43 item 4)
+def _onnx_damage():
+    import json
+
+    def nodigest(d):
+        cfg = json.loads((d / "config.json").read_text())
+        cfg.pop("sha256")
+        (d / "config.json").write_text(json.dumps(cfg))
+
+    def trunc(p):
+        p.write_bytes(p.read_bytes()[:500])
+
+    return {
+        "crf.json missing": (lambda d: (d / "crf.json").unlink(), "crf.json: missing"),
+        "model.onnx truncated": (lambda d: trunc(d / "model.onnx"), "model.onnx: corrupted"),
+        "crf.json edited": (lambda d: (d / "crf.json").write_text("{}"), "crf.json: corrupted"),
+        "old: crf.json missing": (lambda d: (nodigest(d), (d / "crf.json").unlink()), "crf.json: missing"),
+        "old: model.onnx truncated": (lambda d: (nodigest(d), trunc(d / "model.onnx")),
+                                      "model.onnx: not a loadable ONNX model"),
+        "old: crf.json wrong": (lambda d: (nodigest(d), (d / "crf.json").write_text('{"start": [1]}')),
+                                "crf.json: not the CRF scores"),
+        "old: model.onnx missing": (lambda d: (nodigest(d), (d / "model.onnx").unlink()), "model.onnx: missing"),
+        "config.json foreign": (lambda d: (d / "config.json").write_text('{"model_type": "bert"}'),
+                                "config.json: not a ner-zoo export"),
+    }
+
+
+@pytest.mark.parametrize("damage", sorted(_onnx_damage()))
+def test_damaged_onnx_folder_is_one_error_naming_the_file(onnx_folder, tmp_path, damage):
+    import shutil
+    import warnings
+
+    import ner_zoo
+    from ner_zoo.errors import CheckpointError
+
+    folder = tmp_path / "o"
+    shutil.copytree(onnx_folder, folder)
+    harm, expected = _onnx_damage()[damage]
+    harm(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(CheckpointError) as e:
+            ner_zoo.load(folder, device="cpu")
+    line = str(e.value)
+    assert "\n" not in line and str(folder) in line and expected in line, line

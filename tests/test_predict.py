@@ -127,3 +127,84 @@ def test_predict_input_problems_are_one_line(fitted, tmp_path, capsys):  # P-pip
     assert rc == 2 and "is a directory" in one_error_line(err)
     rc, _, err = ner_zoo(capsys, "predict", "--ckpt_path", ckpt, "--input", tmp_path / "nope.conll")
     assert rc == 2 and "nope.conll: file not found" in one_error_line(err)
+
+
+# --- the reader never guesses silently (issue 43 item 3; probes R1, R3, R6 of robustness_4) ------------------------
+def _tokens(out) -> list[str]:
+    return [ln.split()[0] for ln in out.read_text().splitlines() if ln.strip()]
+
+
+def test_a_conll_file_with_one_bad_line_is_an_error_at_that_line(fitted, tmp_path, capsys):  # R1
+    _, ckpt, _ = fitted
+    lines = TRAIN.split("\n")
+    lines[6] = "Blackburn I-PER X"
+    inp = write(tmp_path / "midcol.conll", "\n".join(lines))
+    rc, _, err, out = predict(capsys, ckpt, inp)
+    assert rc == 2 and f"{inp}:7: line has 3 columns, expected 2" in one_error_line(err) and not out.exists()
+    lines[6] = "Blackburn went home"  # a line of text inside a CoNLL file
+    inp = write(tmp_path / "midtext.conll", "\n".join(lines))
+    rc, _, err, out = predict(capsys, ckpt, inp)
+    assert rc == 2 and f"{inp}:7:" in one_error_line(err) and not out.exists()
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_every_line_end_is_a_line_end(fitted, tmp_path, capsys, end):  # R3 (CR only), CRLF
+    _, ckpt, _ = fitted
+    inp = write(tmp_path / "in.conll", TRAIN.replace("\n", end).encode())
+    rc, _, err, out = predict(capsys, ckpt, inp)
+    assert rc == 0, err
+    assert _tokens(out) == ["EU", "rejects", "German", "call", "Peter", "Blackburn", "said"]
+    text = write(tmp_path / "in.txt", f"Anna Berg visited Paris.{end}Peter spoke.{end}".encode())
+    rc, _, err, out = predict(capsys, ckpt, text, "--output_format", "jsonl", "--overwrite")
+    assert rc == 0, err
+    assert [json.loads(ln)["text"] for ln in out.read_text().splitlines()] == ["Anna Berg visited Paris.",
+                                                                               "Peter spoke."]
+
+
+def test_compressed_and_binary_input_is_refused_in_one_line(fitted, tmp_path, capsys):  # R6
+    import bz2
+    import gzip
+    import lzma
+
+    _, ckpt, _ = fitted
+    for name, data, what in (("gold.conll.gz", gzip.compress(TRAIN.encode()), "gzip-compressed"),
+                             ("gold.conll.bz2", bz2.compress(TRAIN.encode()), "bzip2-compressed"),
+                             ("gold.conll.xz", lzma.compress(TRAIN.encode()), "xz-compressed"),
+                             ("model.ckpt", b"PK\x03\x04" + bytes(200), "a zip archive"),
+                             ("random.bin", bytes(range(256)) * 8, "control characters")):
+        inp = write(tmp_path / name, data)
+        for fmt in ("auto", "conll", "text", "jsonl"):
+            rc, _, err, out = predict(capsys, ckpt, inp, "--input_format", fmt)
+            assert rc == 2 and f"{inp}: binary input" in one_error_line(err) and what in err, (name, fmt, err)
+            assert not out.exists()
+        rc, _, err = ner_zoo(capsys, "data", "stats", "--files", f"train={inp}")  # the corpus readers too
+        assert rc == 2 and f"{inp}: binary input" in one_error_line(err), err
+    # a stray NUL or control character inside a text file is data, not binary
+    inp = write(tmp_path / "nul.conll", TRAIN.replace("rejects", "rej\x00ects\x07"))
+    rc, _, err, out = predict(capsys, ckpt, inp, "--overwrite")
+    assert rc == 0, err
+
+
+def test_bom_utf16_and_docstart_in_conll(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    doc = "-DOCSTART- O\n\n" + TRAIN
+    four = "-DOCSTART- -X- -X- O\n\n" + "".join(f"{ln.split()[0]} X Y {ln.split()[1]}\n" if ln else "\n"
+                                                for ln in TRAIN.split("\n"))
+    for name, data in (("bom.conll", ("\ufeff" + doc).encode()),
+                       ("bomcrlf.conll", ("\ufeff" + doc).replace("\n", "\r\n").encode()),
+                       ("u16.conll", doc.encode("utf-16")), ("u16be.conll", b"\xfe\xff" + doc.encode("utf-16-be")),
+                       ("four.conll", four.encode())):
+        inp = write(tmp_path / name, data)
+        rc, _, err, out = predict(capsys, ckpt, inp, "--overwrite")
+        assert rc == 0, (name, err)
+        assert _tokens(out) == ["EU", "rejects", "German", "call", "Peter", "Blackburn", "said"], name
+
+
+def test_the_detected_format_is_stated_and_input_format_chooses(fitted, tmp_path, capsys):
+    _, ckpt, _ = fitted
+    inp = write(tmp_path / "in.conll", TRAIN)
+    rc, _, err, out = predict(capsys, ckpt, inp)
+    assert rc == 0 and f"ner-zoo predict: reading {inp} as CoNLL columns (detected; --input_format" in err
+    rc, _, err, out = predict(capsys, ckpt, inp, "--input_format", "text", "--overwrite", "--output_format", "jsonl")
+    assert rc == 0 and "detected" not in err
+    assert json.loads(out.read_text().splitlines()[0])["text"] == "EU B-ORG"  # read as the user said: text

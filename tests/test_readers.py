@@ -391,13 +391,13 @@ def test_write_jsonl_round_trip_with_nested_spans_and_scores(tmp_path):
 def test_atomic_write_keeps_old_file_on_failure(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
-    with pytest.raises(RuntimeError), atomic_write(target) as f:
+    with pytest.raises(RuntimeError), atomic_write(target, overwrite=True) as f:
         f.write("half")
         raise RuntimeError("crash while writing")
     assert target.read_text() == "old\n" and sorted(tmp_path.iterdir()) == [target]
     sents, preds = _sample()
     with pytest.raises(DataFormatError):  # overlapping predictions fail midway: nothing replaced
-        write_conll(target, sents, preds[:-1] + [[Span(0, 2, "X"), Span(1, 2, "Y")]])
+        write_conll(target, sents, preds[:-1] + [[Span(0, 2, "X"), Span(1, 2, "Y")]], overwrite=True)
     assert target.read_text() == "old\n" and sorted(tmp_path.iterdir()) == [target]
 
 

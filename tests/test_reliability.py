@@ -312,12 +312,12 @@ def test_exception_inside_atomic_write_keeps_old_file(tmp_path):
     write_jsonl(target, [Sentence(["a"])], [[]])
     old = target.read_bytes()
     for exc in (KeyboardInterrupt, ValueError):  # BaseException too: Ctrl-C mid-write
-        with pytest.raises(exc), atomic_write(target) as f:
+        with pytest.raises(exc), atomic_write(target, overwrite=True) as f:
             f.write('{"tokens": ["half')
             raise exc()
         assert target.read_bytes() == old and [p.name for p in tmp_path.iterdir()] == ["pred.jsonl"]
     with pytest.raises(ValueError, match="1 scores for 0 predicted spans"):  # fails after writing a line
-        write_jsonl(target, [Sentence(["b"]), Sentence(["c"])], [[], []], scores=[[], [0.5]])
+        write_jsonl(target, [Sentence(["b"]), Sentence(["c"])], [[], []], scores=[[], [0.5]], overwrite=True)
     assert target.read_bytes() == old
 
 
@@ -325,7 +325,7 @@ def test_killed_process_never_leaves_a_half_written_target(tmp_path):
     target = tmp_path / "out.conll"
     target.write_text("old complete file\n")
     code = ("import os, sys; from ner_zoo.io import atomic_write\n"
-            "with atomic_write(sys.argv[1]) as f:\n"
+            "with atomic_write(sys.argv[1], overwrite=True) as f:\n"
             "    f.write('half of a new file'); f.flush(); os._exit(9)\n")
     out = subprocess.run([sys.executable, "-c", code, str(target)], timeout=120)
     assert out.returncode == 9

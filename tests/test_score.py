@@ -55,8 +55,10 @@ def test_score_refuses(tmp_path, capsys, pid, name, data, needle):
 def test_score_directory_empty_file_and_duplicate_pred(tmp_path, capsys):  # S-dir, S-empty, S-sj_overlap
     rc, _, err = ner_zoo(capsys, "score", tmp_path)
     assert rc == 2 and "is a directory" in one_error_line(err)
-    rc, out, _ = ner_zoo(capsys, "score", write(tmp_path / "empty.conll", ""))
-    assert rc == 0 and "processed 0 tokens" in out  # known and documented: nothing to score
+    for name, text in (("empty.conll", ""), ("blank.conll", "\n\n"), ("doc.conll", "-DOCSTART- O O\n\n"),
+                       ("empty.jsonl", "\n")):  # S-empty: nothing to score is an error (was: processed 0 tokens)
+        rc, out, err = ner_zoo(capsys, "score", write(tmp_path / name, text))
+        assert rc == 2 and out == "" and "holds no predictions to score" in one_error_line(err), (name, err)
     f = write(tmp_path / "o.jsonl", sj([[0, 2, "PER"], [1, 2, "ORG"]], [[0, 1, "PER"], [0, 1, "PER"]]))
     rc, out, err = ner_zoo(capsys, "score", f)
     assert rc == 0 and "Traceback" not in err, err[-1000:]

@@ -15,13 +15,17 @@ Loading needs nothing but the folder: not the run folder, not the corpus, not th
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ner_zoo.api.folder import FORMAT, encoder_groups, instantiate, load_folder, transformer_encoders  # noqa: F401
-from ner_zoo.errors import CheckpointError
+from ner_zoo.api.folder import (DIGESTS, FORMAT, WEIGHTS, encoder_groups, file_digests, instantiate,  # noqa: F401
+                                load_folder, transformer_encoders)
+from ner_zoo.errors import CheckpointError, DataFormatError
 
 if TYPE_CHECKING:
     import torch
@@ -54,9 +58,29 @@ def saved_hparams(path: Path, cls) -> dict:
     return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _named(e: OSError, path: object) -> OSError:
+    return type(e)(e.errno, e.strerror or str(e), str(path)) if e.errno is not None else e
+
+
+def _refuse_existing(out: Path, given: object) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CheckpointError(f"{given}: exists and is not an empty folder; choose a new --output")
+
+
 def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors",
            repo_id: str | None = None) -> Path:
     """Write the folder for checkpoint ``ckpt`` into ``output`` (an existing non-empty folder is refused).
+
+    The folder is written as a private temporary folder (:func:`tempfile.mkdtemp`) beside ``output`` and renamed
+    to it in one step: a failure (a full disk, Ctrl-C) leaves nothing, two exports to one new folder give one
+    complete folder and one refusal, and a folder that appears meanwhile is never replaced. ``config.json``
+    records the sha256 of every other file but the card (``sha256``), checked when the folder is loaded.
 
     Args:
         ckpt: a checkpoint written by ``ner-zoo fit`` (or an exported folder, re-exported).
@@ -73,14 +97,15 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
     """
     if format not in ("safetensors", "onnx"):
         raise CheckpointError(f"unknown export format {format!r} (safetensors or onnx)")
-    from safetensors.torch import save_file
-
     from ner_zoo.api.card import find_record, model_card
     from ner_zoo.api.tagger import load_any
 
-    out = Path(output)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CheckpointError(f"{out}: exists and is not an empty folder; choose a new --output")
+    out = Path(os.path.abspath(output))  # `.` and `x/..` have a name to put a temporary beside
+    _refuse_existing(out, output)  # early, before the slow load; enforced again by the final rename
+    try:
+        rec = find_record(Path(ckpt), record)
+    except ValueError as e:  # json's error: the record given (or found) is not JSON
+        raise DataFormatError(f"not a run record: invalid JSON ({e})", record or ckpt) from None
     model = load_any(ckpt, "cpu")
     hp = _jsonable({k: v for k, v in saved_hparams(Path(ckpt), type(model)).items()
                     if k not in NOT_SAVED and k != "vocabs" and not k.startswith("_")})
@@ -89,9 +114,11 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
     if len(groups) != len(encoders):
         raise CheckpointError(f"{ckpt}: {len(encoders)} transformer encoder(s) but {len(groups)} in the "
                               "hyper-parameters; cannot export")
-    tmp = out.with_name(f".{out.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    try:  # a private temporary folder beside the output: never another process's or a user's folder
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    except OSError as e:
+        raise _named(e, output) from None
     try:
         skip, runtime = [], {}
         if format == "onnx":
@@ -109,22 +136,31 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             skip.append(f"{name}.model.")
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()
                  if not any(k.startswith(p) for p in skip)}
-        if format == "safetensors":
-            save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt", "ner_zoo_format": str(FORMAT)})
+        if format == "safetensors":  # serialised in memory, written by Python: a full disk is a plain OSError
+            from safetensors.torch import save
+
+            (tmp / WEIGHTS).write_bytes(save(state, metadata={"format": "pt", "ner_zoo_format": str(FORMAT)}))
         vocabs = model.vocabs
+        (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
         config = {"ner_zoo_format": FORMAT, "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
                   "task": model.task, "labels": list(vocabs.labels or []), "tag_scheme": vocabs.scheme,
                   "hyper_parameters": hp, "encoders": [g["init_args"]["base_model"] for g in groups],
-                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups)) if format != "onnx"], **runtime}
+                  "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups)) if format != "onnx"], **runtime,
+                  DIGESTS: file_digests(tmp)}  # every file but config.json and the card, checked at load
         (tmp / "config.json").write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
-        (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
-        rec = find_record(Path(ckpt), record)
         (tmp / "README.md").write_text(model_card(config, rec, Path(ckpt), repo_id=repo_id, folder_name=out.name))
-        if out.exists():
-            out.rmdir()
-        tmp.rename(out)
-    except BaseException:
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's folder is private (0700); the export is a normal folder
+        try:
+            os.rename(tmp, out)  # atomic; replaces only an empty folder: another writer's output is kept
+        except OSError as e:
+            if e.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise CheckpointError(f"{output}: exists and is not an empty folder (written meanwhile?); choose a "
+                                      "new --output") from None
+            raise
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError) and (e.filename is None or str(tmp) in str(e.filename)):
+            raise _named(e, output) from None  # the output, not the temporary, named
         raise
     return out
 

@@ -40,8 +40,17 @@ CHECK_EXAMPLE = [["Only", "France", "and", "Britain", "backed", "Fischler", "'s"
 
 
 def is_onnx_folder(path: str | Path) -> bool:
+    """A folder holding ``model.onnx``, or whose config.json says it was exported as ONNX (then a missing
+    ``model.onnx`` is named as such)."""
     path = Path(path)
-    return path.is_dir() and (path / "model.onnx").is_file()
+    if not path.is_dir():
+        return False
+    if (path / "model.onnx").is_file():
+        return True
+    try:
+        return json.loads((path / "config.json").read_text()).get("runtime") == "onnx"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 # export ------------------------------------------------------------------------------------------------------
@@ -240,28 +249,38 @@ class OnnxModel:
     def __init__(self, folder: str | Path, device: str | None = None):
         import numpy as np
 
-        from ner_zoo.api.folder import FORMAT
+        from ner_zoo.api.folder import read_config, read_json, verify_files
         from ner_zoo.data.vocab import Vocab
 
         folder = Path(folder)
-        try:
-            config = json.loads((folder / "config.json").read_text())
-            vocabs = json.loads((folder / "vocabularies.json").read_text())
-        except (OSError, ValueError) as e:
-            raise CheckpointError(f"{folder}: not an exported ner-zoo model ({e})") from None
-        if config.get("ner_zoo_format", 0) > FORMAT:
-            raise CheckpointError(f"{folder}: export format {config.get('ner_zoo_format')} is newer than this "
-                                  f"ner-zoo's ({FORMAT}); upgrade ner-zoo")
+        if not (folder / "config.json").is_file():
+            raise CheckpointError(f"{folder}: not an exported ner-zoo model (no config.json)")
+        config = read_config(folder)  # a foreign or damaged file: one line naming it
+        verify_files(folder, config)
+        vocab_path = folder / "vocabularies.json"
+        vocabs = read_json(vocab_path, "vocabulary file")
         self.folder, self.config = folder, config
-        self.task = config["task"]
+        self.task = config.get("task")
         self.is_pos = self.task == "pos"
-        self.vocabs = SimpleNamespace(labels=list(vocabs["labels"]), scheme=vocabs.get("scheme"),
-                                      tag_column=vocabs.get("tag_column"), tags=list(vocabs["tags"]))
-        self.words, self.chars = Vocab.from_state(vocabs["words"]), Vocab.from_state(vocabs["chars"])
+        try:
+            self.vocabs = SimpleNamespace(labels=list(vocabs["labels"]), scheme=vocabs.get("scheme"),
+                                          tag_column=vocabs.get("tag_column"), tags=list(vocabs["tags"]))
+            self.words, self.chars = Vocab.from_state(vocabs["words"]), Vocab.from_state(vocabs["chars"])
+        except Exception as e:
+            raise CheckpointError(f"{vocab_path}: not ner-zoo vocabularies ({type(e).__name__}: {e})"[:400]) from None
         self.crf = None
-        if (folder / "crf.json").is_file():
-            crf = json.loads((folder / "crf.json").read_text())
-            self.crf = tuple(np.asarray(crf[k], dtype=np.float64) for k in ("start", "transitions", "end"))
+        onnx_info = config.get("onnx") if isinstance(config.get("onnx"), dict) else {}
+        crf_path = folder / "crf.json"
+        if crf_path.is_file() or onnx_info.get("decoder") == "crf":  # a CRF tagger's scores: required
+            crf = read_json(crf_path, "CRF score file")
+            try:
+                self.crf = tuple(np.asarray(crf[k], dtype=np.float64) for k in ("start", "transitions", "end"))
+                n = len(self.vocabs.tags)
+                if [c.shape for c in self.crf] != [(n,), (n, n), (n,)]:
+                    raise ValueError(f"shapes {[c.shape for c in self.crf]} for {n} tags")
+            except Exception as e:
+                raise CheckpointError(f"{crf_path}: not the CRF scores of this model ({type(e).__name__}: {e})"
+                                      [:300]) from None
         self.subwords = None  # a transformer encoder's inputs (onnx_transformer.py)
         if config.get("onnx", {}).get("encoder"):
             from ner_zoo.api.onnx_transformer import SubwordInputs
@@ -282,7 +301,15 @@ class OnnxModel:
             providers.insert(0, ("CUDAExecutionProvider", {"device_id": int(device.partition(":")[2] or 0)}))
         opts = ort.SessionOptions()
         opts.log_severity_level = 3  # errors only: nothing printed unless asked
-        return ort.InferenceSession(str(path), opts, providers=providers)
+        if not Path(path).is_file():
+            raise CheckpointError(f"{path}: missing; not a complete ONNX export")
+        try:
+            return ort.InferenceSession(str(path), opts, providers=providers)
+        except Exception as e:  # onnxruntime's InvalidProtobuf, Fail, InvalidGraph
+            if isinstance(e, (ImportError, MemoryError)):
+                raise
+            line = " ".join(str(e).split())[:200]
+            raise CheckpointError(f"{path}: not a loadable ONNX model ({type(e).__name__}: {line})") from None
 
     def to(self, device: str | None) -> "OnnxModel":
         """``cpu``, ``cuda``/``cuda:N`` (needs onnxruntime-gpu) or ``None``/``auto`` (a GPU when onnxruntime has one)."""

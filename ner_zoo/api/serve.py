@@ -5,13 +5,47 @@ uvicorn underneath, request batching, worker processes, health endpoint), answer
 ``{"entities": [...]}``, each entity as :meth:`ner_zoo.api.Entity.to_dict` (``text``, ``label``, ``start``,
 ``end``, ``score``, ...); a list in gives a list of lists out. Concurrent requests are tagged together, up to
 ``max_batch_size`` requests per forward pass. ``GET /health`` answers ``ok`` once the model is loaded.
+
+Each request is validated on its own, in the HTTP process and before it can join a batch: ``decode_request`` is
+annotated with :class:`PredictRequest` (a pydantic model), so LitServe's FastAPI endpoint parses and checks the
+body and answers 422 with the error (malformed JSON, an empty body, a wrong type, an unknown key, both or none of
+``text`` and ``tokens``). A request that passes always reaches the model with what the Python API accepts; should a
+batch still fail, its requests are tagged one by one, and only the one that fails gets a 500.
 """
 
-from __future__ import annotations
-
-from typing import Any
+# no `from __future__ import annotations`: LitServe hands decode_request's annotation to FastAPI as an object
+import signal
+from typing import Annotated, Any, Optional, Union
 
 import litserve as ls
+from pydantic import BaseModel, ConfigDict, StrictStr, StringConstraints, model_validator
+
+#: a pre-tokenized word: a non-empty string without whitespace (what ``Tagger(tokens=...)`` accepts)
+Word = Annotated[StrictStr, StringConstraints(min_length=1, pattern=r"^\S+$")]
+SHAPES = '{"text": "..."}, {"text": ["...", ...]}, {"tokens": ["w1", "w2", ...]} or {"tokens": [["w1", ...], ...]}'
+
+
+class PredictRequest(BaseModel):
+    """The body of ``POST /predict``: exactly one of ``text`` (a string or a list of strings) and ``tokens`` (a list
+    of words, or a list of such lists). Strict: a number is not a string, no key besides these two."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    text: Optional[Union[StrictStr, list[StrictStr]]] = None
+    tokens: Optional[Union[list[Word], list[list[Word]]]] = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "PredictRequest":
+        if (self.text is None) == (self.tokens is None):
+            raise ValueError(f"send exactly one of 'text' and 'tokens': {SHAPES}")
+        return self
+
+
+class _Failed:
+    """The outcome of a request whose own tagging raised (a 500 for it alone)."""
+
+    def __init__(self, error: BaseException):
+        self.message = f"{type(error).__name__}: {error}"[:300]
 
 
 class NERAPI(ls.LitAPI):
@@ -22,19 +56,34 @@ class NERAPI(ls.LitAPI):
     def setup(self, device: str) -> None:
         from ner_zoo.api import load
 
+        # an inference worker: SIGTERM (LitServe's terminate at shutdown) ends it at once, Ctrl-C is the main
+        # process's to handle (it stops the workers); otherwise each prints a KeyboardInterrupt traceback
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.tagger = load(self.model_path, device=device, batch_size=self.batch_size)
 
-    def decode_request(self, request):  # unannotated: LitServe reads the JSON body
-        if not isinstance(request, dict) or ("text" in request) == ("tokens" in request):
-            from fastapi import HTTPException
-
-            raise HTTPException(400, 'send a JSON body {"text": "..."}, {"text": ["...", ...]} or {"tokens": [...]}')
-        return request
+    def decode_request(self, request: PredictRequest) -> dict:  # the annotation: FastAPI validates each body
+        return request.model_dump(exclude_none=True)
 
     def batch(self, inputs: list) -> list:
         return list(inputs)
 
     def predict(self, requests: Any) -> list:
+        """The batch in one pass; should that raise, each request alone, so that each outcome is its own."""
+        try:
+            return self._predict(requests)
+        except Exception:
+            if isinstance(requests, dict):
+                raise
+        out = []
+        for r in requests:
+            try:
+                out.append(self._predict(r))
+            except Exception as e:
+                out.append(_Failed(e))
+        return out
+
+    def _predict(self, requests: Any) -> list:
         single = isinstance(requests, dict)
         requests = [requests] if single else requests
         texts, where = [], []  # every text of every request in one call: one batched forward pass
@@ -59,7 +108,12 @@ class NERAPI(ls.LitAPI):
     def unbatch(self, output: list) -> list:
         return list(output)
 
-    def encode_response(self, output: Any) -> dict:
+    def encode_response(self, output: Any) -> dict:  # a JSONResponse passes through FastAPI as it is
+        if isinstance(output, _Failed):  # a response, not an exception: an exception here fails the whole batch
+            from fastapi.responses import JSONResponse
+
+            return JSONResponse({"detail": f"tagging failed: {output.message}"}, status_code=500)
+
         def enc(x):
             return [enc(y) for y in x] if isinstance(x, list) else x.to_dict()
 

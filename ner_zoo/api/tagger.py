@@ -160,25 +160,17 @@ class Tagger:
             return torch.autocast(device.type, dtype=torch.float16)
         return contextlib.nullcontext()  # 32 (and anything else): full precision
 
-    def __call__(self, text: str | Sequence[str] | None = None, tokens: Sequence[str] | Sequence[Sequence[str]] | None = None):
+    def __call__(self, text: str | list[str] | None = None, tokens: list[str] | list[list[str]] | None = None):
         """Entities of ``text`` (a string -> a list; a list of strings -> a list per string) or of pre-tokenized
-        ``tokens`` (one token list -> a list; a list of token lists -> a list per sentence)."""
-        if (text is None) == (tokens is None):
-            raise TypeError("pass text (a string or a list of strings) or tokens=, not both")
-        if tokens is not None:
-            single = bool(tokens) and isinstance(tokens[0], str) or not tokens
-            rows = [list(tokens)] if single else [list(t) for t in tokens]
-            for r in rows:
-                if not all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in r):
-                    raise ValueError("tokens must be non-empty strings without whitespace")
+        ``tokens`` (a list of strings -> a list; a list of such lists -> a list per sentence). Any other type (a
+        tuple, a generator, bytes, a string as ``tokens``, a dict) is a ``TypeError`` saying what it got; a token
+        that is empty or holds whitespace is a ``ValueError``."""
+        kind, single, rows = check_call(text, tokens)
+        if kind == "tokens":
             res = self.tag_tokens(rows)
-            return res[0] if single else res
-        if isinstance(text, str):
-            return self.tag_texts([text])[0]
-        texts = list(text)
-        if not all(isinstance(t, str) for t in texts):
-            raise TypeError("text must be a string or a list of strings (pre-tokenized input: tokens=...)")
-        return self.tag_texts(texts)
+        else:
+            res = self.tag_texts(rows)
+        return res[0] if single else res
 
     def render(self, text: str | Sequence[str], title: str = "ner-zoo entities") -> str:
         """A self-contained HTML page of ``text`` (or of each text of a list) with its entities marked, labelled
@@ -212,6 +204,50 @@ class Tagger:
                 pos += len(t) + 1
             out.append(entities(" ".join(r), toks, spans, scores, 0))
         return out
+
+
+def _got(x: object) -> str:
+    shown = repr(x)
+    return f"{type(x).__name__} {shown[:40] + '...' if len(shown) > 40 else shown}"
+
+
+def check_call(text: object = None, tokens: object = None) -> tuple[str, bool, list]:
+    """What :meth:`Tagger.__call__` accepts, exactly as docs/api.md says: ``text`` a string or a list of strings,
+    or ``tokens`` a list of strings or a list of lists of strings; one of the two. ``(kind, single, rows)``:
+    ``kind`` is ``text`` or ``tokens``, ``single`` whether one input was given (one list of entities back), and
+    ``rows`` the texts or token lists. Anything else is a ``TypeError`` naming what was given."""
+    if (text is None) == (tokens is None):
+        raise TypeError("pass text= (a string or a list of strings) or tokens= (a list of strings or a list of such "
+                        "lists), one of them" + ("" if text is None else f"; got both (text={_got(text)})"))
+    if text is not None:
+        if isinstance(text, str):
+            return "text", True, [text]
+        if not isinstance(text, list):
+            raise TypeError(f"text must be a string or a list of strings; got {_got(text)}"
+                            + (" (pre-tokenized input: tokens=[...])" if isinstance(text, tuple) else ""))
+        for i, t in enumerate(text):
+            if not isinstance(t, str):
+                raise TypeError(f"text must be a string or a list of strings; got a list whose item {i} is {_got(t)}"
+                                + (" (pre-tokenized input: tokens=[...])" if isinstance(t, list) else ""))
+        return "text", False, list(text)
+    if not isinstance(tokens, list):
+        raise TypeError(f"tokens must be a list of strings or a list of lists of strings; got {_got(tokens)}"
+                        + (" (raw text: pass it as text)" if isinstance(tokens, str) else ""))
+    single = not tokens or isinstance(tokens[0], str)
+    rows = [tokens] if single else tokens
+    for i, row in enumerate(rows):
+        if not isinstance(row, list):
+            raise TypeError(f"tokens must be a list of strings or a list of lists of strings; got a list whose item "
+                            f"{i} is {_got(row)}")
+        for k, t in enumerate(row):
+            if not isinstance(t, str):
+                where = f"item {k}" if single else f"item {i}, token {k}"
+                raise TypeError(f"tokens must be a list of strings or a list of lists of strings; got a list whose "
+                                f"{where} is {_got(t)}")
+            if not t or any(c.isspace() for c in t):
+                raise ValueError(f"tokens must be non-empty strings without whitespace; got {t!r}"
+                                 + ("" if single else f" in sentence {i}"))
+    return "tokens", single, [list(r) for r in rows]
 
 
 def entities(text: str, toks: Sequence[Token], spans: Iterable[Span], scores: Sequence[float] | None,

@@ -5,14 +5,15 @@ weights, run by onnxruntime without torch; ``--push-to-hub REPO`` uploads the fo
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Sequence
 
+from ner_zoo.cli.args import ArgumentParser
+
 
 def export_main(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(allow_abbrev=False, prog="ner-zoo export", description=__doc__)
+    p = ArgumentParser(prog="ner-zoo export", description=__doc__)  # usage errors: one ner-zoo: error: line
     p.add_argument("checkpoint", type=Path, help="a checkpoint written by ner-zoo fit (or an exported folder)")
     p.add_argument("--output", type=Path, required=True, help="the folder to write (new or empty)")
     p.add_argument("--record", type=Path, help="the run record (results.json) for the model card; default: the "

@@ -51,7 +51,7 @@ from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknow
                                        yaml_syntax_line)
 from ner_zoo.dotted import leaves
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
-from ner_zoo.training import checkpoint_checks
+from ner_zoo.training import checkpoint_checks, checkpoint_io
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash
 from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
@@ -253,6 +253,8 @@ class NERZooCLI(LightningCLI):
         reason = precision_refusal(model, trainer.get("precision")) if fit else None
         if reason:
             raise ConfigError(reason)
+        if fit:
+            self._check_resume(model)
         built = getattr(self, "trainer", None)
         if built is not None:
             from ner_zoo.cli.quiet import is_quiet, one_line_summary
@@ -260,11 +262,29 @@ class NERZooCLI(LightningCLI):
             if is_quiet():  # the model summary's FLOPs column is all zeros: one line of parameter counts instead
                 one_line_summary(built)
             calm_default_progress_bar(built, trainer.get("callbacks"))  # 10 redraws a second, not 100
+            checkpoint_io.install(built.strategy)  # same-folder temporary + rename: a full disk keeps the old file
             _name_checkpoint_errors(built.strategy.checkpoint_io)
             checkpoint_checks.name_load_errors(built.strategy)
             for callback in built.callbacks:
                 if isinstance(callback, RunRecorder):
                     callback.command = self.command
+
+    def _check_resume(self, model: Any) -> None:
+        """A resume checkpoint that Lightning would refuse once fit has started (corrupted weights, other data) is
+        refused here, before the run's config.yaml, record and loggers are touched: a refused resume changes
+        nothing in the run folder (before, the refusal rewrote results.json and config.yaml)."""
+        ckpt = self.config["fit"].get("ckpt_path") if "fit" in self.config else self.config.get("ckpt_path")
+        if not ckpt or not Path(str(ckpt)).is_file() or not isinstance(model, NERModule):
+            return
+        from ner_zoo.training.checkpoint import check_vocabularies
+        from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+
+        state = checkpoint_checks.read(ckpt)
+        stored = state.get(DIGEST_KEY)
+        if stored is not None and stored != checkpoint_digest(state):
+            raise CheckpointError(f"{ckpt}: corrupted checkpoint (its weights do not match the sha256 stored when it "
+                                  "was saved); use another copy or an earlier checkpoint")
+        check_vocabularies(model.vocabs, state, str(ckpt))
 
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they

@@ -44,13 +44,26 @@ def looks_like_conll(text: str) -> bool:
     return bool(rows) and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2 and all(_TAG.match(r[-1]) for r in rows)
 
 
+FORMAT_NAMES = {"conll": "CoNLL columns", "text": "raw text", "jsonl": "JSON lines"}
+#: the share of a file's lines in tag columns above which it is CoNLL (its other lines are then errors at file:line)
+MOSTLY = 0.8
+
+
+def mostly_conll(text: str) -> bool:
+    """At least two lines and ``MOSTLY`` of them in columns ending in a tag: a CoNLL file with some bad lines,
+    which the CoNLL reader then names (never read as raw text)."""
+    rows = [ln.split() for ln in text.split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")]
+    tagged = sum(len(r) >= 2 and bool(_TAG.match(r[-1])) for r in rows)
+    return tagged >= 2 and tagged >= MOSTLY * len(rows)
+
+
 def sniff_format(path: Path, text: str) -> str:
     """``conll``, ``text`` or ``jsonl`` from the suffix and the content (a ``.txt`` file in CoNLL columns is
     CoNLL; a file without a known suffix, e.g. a pipe, is JSON lines, CoNLL, or raw text)."""
     suffix = {".txt": "text", ".jsonl": "jsonl", ".json": "jsonl", ".jsonlines": "jsonl"}.get(path.suffix)
     if suffix == "jsonl":
         return suffix
-    if looks_like_conll(text):
+    if looks_like_conll(text) or mostly_conll(text):
         return "conll"
     if suffix == "text" or text.lstrip().startswith(("{", "[")):
         return suffix or "jsonl"
@@ -89,8 +102,35 @@ class Lines:
         self.warned = False
         self.lineno = 0
 
+    def _raw_lines(self) -> Iterator[bytes]:
+        """The input's lines as bytes, without their ends: LF, CRLF and a lone CR each end a line (a CR-only file
+        is read whole first). Compressed or binary input is refused; UTF-16 (by its BOM) is decoded whole."""
+        from ner_zoo.data.readers.common import refuse_binary
+
+        first = self.stream.readline()
+        head = first if len(first) >= 4096 else first + self.stream.peek(4096)[:4096] \
+            if hasattr(self.stream, "peek") else first
+        refuse_binary(head, self.name)
+        utf16 = (self.encoding or "").replace("_", "-").startswith("utf-16")
+        if first[:2] in (b"\xff\xfe", b"\xfe\xff") and self.encoding is None or utf16:  # whole, then lines
+            try:
+                text = (first + self.stream.read()).decode(self.encoding or "utf-16")
+            except UnicodeDecodeError as e:
+                raise DataFormatError(f"not {self.encoding or 'UTF-16'} text ({e.reason})", self.name) from None
+            self.encoding = "utf-8"  # the lines below are re-encoded
+            text = text[1:] if text.startswith("\ufeff") else text
+            for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+                yield line.encode("utf-8")
+            return
+        for raw in itertools.chain([first], self.stream):
+            if not raw:
+                continue
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
+            raw = raw[:-1] if raw.endswith(b"\r") else raw
+            yield from raw.split(b"\r") if b"\r" in raw else (raw,)
+
     def __iter__(self) -> Iterator[tuple[int, str]]:
-        for raw in self.stream:
+        for raw in self._raw_lines():
             self.lineno += 1
             if self.lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -100,7 +140,7 @@ class Lines:
                 except UnicodeDecodeError as e:
                     raise DataFormatError(f"byte {raw[e.start]:#04x} is not {self.encoding}", self.name,
                                           self.lineno) from None
-                yield self.lineno, line.rstrip("\r\n").replace("\r", "")
+                yield self.lineno, line
                 continue
             try:
                 line = raw.decode("utf-8")
@@ -111,7 +151,7 @@ class Lines:
                                   "are read as Latin-1 (pass --encoding utf-8 to make this an error)",
                                   UnicodeWarning, stacklevel=2)
                     self.warned = True
-            yield self.lineno, line.rstrip("\r\n").replace("\r", "")
+            yield self.lineno, line
 
 
 def text_record(text: str, source: str, split: bool = True) -> Record:
@@ -314,6 +354,9 @@ def predict_main(argv: Sequence[str]) -> int:
     if a.output is not None:  # before the input is read and the (slow) model loaded
         check_output(a.output, [a.input, a.model], a.overwrite)
     recs, in_fmt, labelled = records(a.input, a.input_format, split=not a.no_sentence_split, encoding=a.encoding)
+    if a.input_format == "auto":  # a guess is said, never silent
+        print(f"ner-zoo predict: reading {'standard input' if a.input == STDIO else a.input} as {FORMAT_NAMES[in_fmt]} "
+              "(detected; --input_format conll|text|jsonl to choose)", file=sys.stderr)
     first = list(itertools.islice(recs, 1))  # the input's format errors before the (slow) model load
     if not first:
         raise DataFormatError("no sentences (the input is empty or blank)", a.input)
@@ -335,7 +378,8 @@ def predict_main(argv: Sequence[str]) -> int:
         check_output(out, [a.input, a.model], a.overwrite)
     stream = is_stream(out)
     try:
-        with (_stdout() if str(out) == "-" else atomic_write(out)) as f:  # a stream is written in place
+        # a stream is written in place
+        with (_stdout() if str(out) == "-" else atomic_write(out, overwrite=a.overwrite)) as f:
             n = write_predictions(f, recs, tagger, fmt, labelled, tag_column, a.batch_size, flush=stream)
     except BrokenPipeError:  # the reader (head, less) stopped reading: nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -49,6 +49,7 @@ def score_main(argv: Sequence[str]) -> int:
         from ner_zoo.data.readers import read_prediction_conll
 
         gold, pred, tokens = read_prediction_conll(a.file, encoding=a.encoding, with_tokens=True)
+        nothing_to_score(tokens, a.file)
         if a.by is None:
             print(conlleval_report(gold, pred))
             return 0
@@ -60,13 +61,14 @@ def score_main(argv: Sequence[str]) -> int:
         from ner_zoo.data.writers import read_prediction_jsonl
 
         gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True, encoding=a.encoding)
+        nothing_to_score(tokens, a.file)
         if a.by is None:
             print(score_spans_report(gold, pred))
             return 0
     from ner_zoo.metrics.report import breakdown_counts
 
     bucketer = make_bucketer(a.by, a.train, p, a.encoding)
-    write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output)
+    write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output, a.overwrite)
     return 0
 
 
@@ -94,7 +96,16 @@ def training_sentences(train: str, parser: argparse.ArgumentParser, encoding: st
     return list(corpus_class(train, parser)().sentences("train"))
 
 
-def write_breakdown(counts, by: str, output: Path | None) -> None:
+def nothing_to_score(tokens: list, path: object) -> None:
+    """A file without a single token line holds no predictions: an error, not a report of 0 tokens."""
+    if not any(tokens):
+        from ner_zoo.errors import DataFormatError
+
+        raise DataFormatError("holds no predictions to score (no token lines: the file is empty, blank or only "
+                              "-DOCSTART-)", path)
+
+
+def write_breakdown(counts, by: str, output: Path | None, overwrite: bool = False) -> None:
     """Print the breakdown table; with ``output``, also write it as ``breakdown_<by>.md`` and ``.json`` (checked
     beforehand with :func:`~ner_zoo.io.check_output`)."""
     import json
@@ -105,9 +116,9 @@ def write_breakdown(counts, by: str, output: Path | None) -> None:
     print(table, end="")
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)
-        with atomic_write(output / f"breakdown_{by}.md") as f:
+        with atomic_write(output / f"breakdown_{by}.md", overwrite=overwrite) as f:
             f.write(table)
-        with atomic_write(output / f"breakdown_{by}.json") as f:
+        with atomic_write(output / f"breakdown_{by}.json", overwrite=overwrite) as f:
             json.dump(breakdown_json(counts), f, indent=1)
 
 

@@ -31,8 +31,9 @@ def _check_lengths(sentences: Sequence[Sentence], predictions: Sequence) -> None
 
 def write_conll(path: str | os.PathLike[str], sentences: Sequence[Sentence], predictions: Sequence[Sequence[Span]],
                 scheme: str | TagScheme = TagScheme.IOB2, with_gold: bool | None = None,
-                doc_separators: bool = False) -> None:
-    """Write ``token [gold] predicted`` per line, a blank line after each sentence (conlleval's input).
+                doc_separators: bool = False, overwrite: bool = False) -> None:
+    """Write ``token [gold] predicted`` per line, a blank line after each sentence (conlleval's input). An
+    existing ``path`` is replaced only with ``overwrite`` (:func:`ner_zoo.io.atomic_write`).
 
     Args:
         path: output file (written atomically).
@@ -53,7 +54,7 @@ def write_conll(path: str | os.PathLike[str], sentences: Sequence[Sentence], pre
     separator = " ".join([DOCSTART] + ["O"] * (ncols - 1)) + "\n\n"
     replaced = 0
     prev_doc: object = object()
-    with atomic_write(path) as f:
+    with atomic_write(path, overwrite=overwrite) as f:
         for sent, pred in zip(sentences, predictions):
             if doc_separators and sent.doc_id != prev_doc:
                 f.write(separator)
@@ -79,8 +80,9 @@ def write_conll(path: str | os.PathLike[str], sentences: Sequence[Sentence], pre
 
 
 def write_jsonl(path: str | os.PathLike[str], sentences: Sequence[Sentence], predictions: Sequence[Sequence[Span]],
-                scores: Sequence[Sequence[float]] | None = None) -> None:
-    """Write one JSON object per sentence (nested spans allowed).
+                scores: Sequence[Sequence[float]] | None = None, overwrite: bool = False) -> None:
+    """Write one JSON object per sentence (nested spans allowed); an existing ``path`` is replaced only with
+    ``overwrite``.
 
     Each line: ``{"tokens", "gold_spans": [[start, end, label]], "pred_spans": [[start, end, label]],
     "pred_scores"?: [float] (one per predicted span), "doc_id", "index", "source"}``; ends are exclusive;
@@ -95,7 +97,7 @@ def write_jsonl(path: str | os.PathLike[str], sentences: Sequence[Sentence], pre
     _check_lengths(sentences, predictions)
     if scores is not None:
         _check_lengths(sentences, scores)
-    with atomic_write(path) as f:
+    with atomic_write(path, overwrite=overwrite) as f:
         for i, (sent, pred) in enumerate(zip(sentences, predictions)):
             obj = {"tokens": list(sent.tokens),
                    "gold_spans": [[s.start, s.end, s.label] for s in sent.spans],

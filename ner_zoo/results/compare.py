@@ -322,7 +322,7 @@ def session_notes(paths: Sequence[str | Path]) -> str:
     return "\n\n## Run sessions\n\n" + "\n\n".join(notes) if notes else ""
 
 
-def _forest(rows: list[dict], path: Path) -> bool:
+def _forest(rows: list[dict], path: Path, overwrite: bool = False) -> bool:
     """Draw the forest plot (:mod:`ner_zoo.results.forest`); False, with a warning, without matplotlib."""
     try:
         import matplotlib  # noqa: F401
@@ -331,10 +331,10 @@ def _forest(rows: list[dict], path: Path) -> bool:
         return False
     from ner_zoo.results.forest import draw_forest
 
-    return draw_forest(rows, path)
+    return draw_forest(rows, path, overwrite)
 
 
-def _curves(paired_table: list[dict], path: Path | None) -> str:
+def _curves(paired_table: list[dict], path: Path | None, overwrite: bool = False) -> str:
     """The "Training curves" section (:mod:`ner_zoo.results.curves`), with its figure at ``path`` where a row can
     be drawn and matplotlib is installed."""
     from ner_zoo.results.curves import curve_rows, curves_markdown
@@ -350,7 +350,7 @@ def _curves(paired_table: list[dict], path: Path | None) -> str:
         else:
             from ner_zoo.results.curves_figure import draw_curves
 
-            drawn = draw_curves(rows, path)
+            drawn = draw_curves(rows, path, overwrite)
     return curves_markdown(rows, path.name if drawn else None)
 
 
@@ -400,19 +400,19 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
         print(f"W&B run {run_id} in project {a.wandb}: tables results, paired, gains, f1_by_length, runs",
               file=sys.stderr)
     if a.output and a.format == "markdown":
-        if paired and figure is not None and _forest(paired_table, figure):
+        if paired and figure is not None and _forest(paired_table, figure, a.overwrite):
             paired += (f"\n\n![Forest plot: each row's mean difference and 95 % CI against the paper's gain]"
                        f"({figure.name})\n\n`{figure.name}`: the rows above with a CI, grouped by paper (drawn by "
                        "`ner-zoo compare` beside its `--output`).")
-        extra = [t for t in (paired, _curves(paired_table, curves), gain_markdown(gain_rows(records)),
+        extra = [t for t in (paired, _curves(paired_table, curves, a.overwrite), gain_markdown(gain_rows(records)),
                              length_markdown(length_rows(records)), partial_markdown(records), notes_markdown(records))
                  if t]
         text = (PREAMBLE.format(command=" ".join(["ner-zoo compare", *argv])) + text
                 + "".join("\n\n" + t for t in extra) + session_notes(a.paths))
-        with atomic_write(a.output) as f:
+        with atomic_write(a.output, overwrite=a.overwrite) as f:
             f.write(text + "\n")
     elif a.output:
-        with atomic_write(a.output) as f:
+        with atomic_write(a.output, overwrite=a.overwrite) as f:
             f.write(text + "\n")
     else:
         extra = [paired, partial_markdown(records)] if a.format == "markdown" else []

@@ -128,7 +128,7 @@ def main(argv=None) -> None:
     text = page(a.output, a.configs.resolve())
     from ner_zoo.io import atomic_write
 
-    with atomic_write(a.output) as f:  # replacing the table in this page is what --output asks for
+    with atomic_write(a.output, overwrite=True) as f:  # replacing the table in this page is what --output asks for
         f.write(text)
 
 

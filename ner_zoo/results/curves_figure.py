@@ -49,7 +49,7 @@ def _panel(ax, row: dict) -> None:
     ax.legend(fontsize=6, loc="lower right")
 
 
-def draw_curves(rows: list[dict], path: Path) -> bool:
+def draw_curves(rows: list[dict], path: Path, overwrite: bool = False) -> bool:
     """Draw the panels of the :func:`~ner_zoo.results.curves.drawable` rows to ``path`` (SVG); False when there
     is none."""
     shown = [r for r in rows if drawable(r)]
@@ -70,6 +70,6 @@ def draw_curves(rows: list[dict], path: Path) -> bool:
         for ax in list(axes.flat)[len(shown):]:
             ax.set_visible(False)
         fig.tight_layout()
-        save_svg(fig, path)
+        save_svg(fig, path, overwrite)
         plt.close(fig)
     return True

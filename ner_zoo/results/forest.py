@@ -30,7 +30,7 @@ def _label(row: dict) -> str:
     return f"{row['dataset']}: {row['model']} − {baseline}, {row['protocol'].replace('equal epochs = ', 'ep ')}, n={row['n']}"
 
 
-def draw_forest(rows: list[dict], path: Path) -> bool:
+def draw_forest(rows: list[dict], path: Path, overwrite: bool = False) -> bool:
     """Draw the forest plot of ``rows`` (:func:`paired_rows`) to ``path`` (SVG); False when no row has a CI."""
     shown = forest_rows(rows)
     if not shown:
@@ -68,6 +68,6 @@ def draw_forest(rows: list[dict], path: Path) -> bool:
                       "● our mean, line: its 95 % paired-t CI over seeds;  ◇ the paper's gain")
         ax.grid(axis="x", color="0.9")
         fig.tight_layout()
-        save_svg(fig, path)
+        save_svg(fig, path, overwrite)
         plt.close(fig)
     return True

@@ -500,7 +500,7 @@ class RunRecorder(Callback):
         if not trainer.is_global_zero:
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(target) as f:
+        with atomic_write(target, overwrite=True) as f:  # rewritten as the run goes
             json.dump(self.record, f, indent=1, default=str)
         wandb = _wandb_loggers(trainer)
         if wandb:  # the record's fields in the W&B run summary

@@ -11,9 +11,9 @@ def svg_style(salt: str) -> dict:
     return {"svg.hashsalt": salt, "svg.fonttype": "none", "font.size": 8}
 
 
-def save_svg(fig, path: Path) -> None:
+def save_svg(fig, path: Path, overwrite: bool = False) -> None:
     """Write ``fig`` to ``path`` as SVG, atomically (never half a figure), without date or creator."""
     from ner_zoo.io import atomic_write
 
-    with atomic_write(path) as f:
+    with atomic_write(path, overwrite=overwrite) as f:
         fig.savefig(f, format="svg", metadata={"Date": None, "Creator": None})

@@ -163,7 +163,7 @@ def read_marker(run_dir: Path) -> dict:
 
 def write_marker(run_dir: Path, data: dict) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_write(run_dir / MARKER) as f:
+    with atomic_write(run_dir / MARKER, overwrite=True) as f:  # updated by each segment
         json.dump(data, f, indent=1)
 
 

@@ -62,6 +62,48 @@ ENCODING_OPTION = "--data.init_args.encoding"
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 
 
+#: the first bytes of compressed, archive and other binary files that are never text (``file``'s magic numbers)
+MAGIC = {b"\x1f\x8b": "gzip-compressed", b"\xfd7zXZ\x00": "xz-compressed",
+         b"(\xb5/\xfd": "zstd-compressed", b"PK\x03\x04": "a zip archive (or a torch checkpoint)",
+         b"7z\xbc\xaf'\x1c": "a 7z archive", b"%PDF-": "a PDF document", b"\x89PNG": "a PNG image",
+         b"\x7fELF": "a program"}
+_CONTROL = frozenset(range(32)) - {9, 10, 12, 13}  # besides tab, LF, form feed, CR
+
+
+def _utf8(sample: bytes) -> bool:
+    """Whether ``sample`` is UTF-8 (a character cut at its end allowed)."""
+    import codecs
+
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def refuse_binary(head: bytes, path: object) -> None:
+    """Compressed or binary input is one :class:`DataFormatError` (never decoded as Latin-1 and read as text):
+    a known magic number, or in the first 4 KiB over 10 % control bytes or a NUL in bytes that are not UTF-8 (a
+    stray NUL or control character inside a text file is kept: it is data). UTF-16 text (with its byte-order
+    mark) is text. A ``.gz`` file is not decompressed on the fly: the message says how."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return
+    found = [what for magic, what in MAGIC.items() if head.startswith(magic)]
+    if head[:3] == b"BZh" and head[4:10] == b"1AY&SY":
+        found.append("bzip2-compressed")
+    for what in found:
+        if what:
+            tool = what.split("-")[0]
+            hint = (f"compressed input is not read: decompress it first ({tool} -dc FILE > FILE.txt)"
+                    if "compressed" in what else "give a text file (UTF-8)")
+            raise DataFormatError(f"binary input: the file is {what}, not text", path, hint=hint)
+    sample = head[:4096]
+    if len(sample) >= 16 and (sum(b in _CONTROL for b in sample) > 0.1 * len(sample)
+                              or b"\x00" in sample and not _utf8(sample)):
+        raise DataFormatError("binary input: its first bytes are control characters and NULs, not text", path,
+                              hint="give a text file (UTF-8)")
+
+
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of ``path``, read once (so a pipe or ``/dev/stdin`` works); a missing path or a folder is a
     :class:`DataFormatError`."""
@@ -89,6 +131,7 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: b
     """
     if data is None:
         data = read_bytes(path)
+    refuse_binary(data[:4096], path)
     if encoding is None and data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         encoding = "utf-16"
     if encoding is None:

@@ -65,18 +65,52 @@ def _names(feature: Any) -> list[str] | None:
     return list(names) if names else None
 
 
+def _outside(v: Any, n: int) -> str:
+    note = "; -1 is Hugging Face's 'no label' value, which a tag column cannot hold" if v == -1 else ""
+    return f"outside its {n} class names ({v!r}: expected 0..{n - 1}{note})"
+
+
 def _strings(values: list, names: list[str] | None, field: str, where: str) -> list[list[str]]:
+    """Each row's values as strings: ``ClassLabel`` ids mapped to their names (a negative or too large id, or a
+    value that is not an integer, is a :class:`DataFormatError` naming the split and row; Python's negative
+    indexing once read HF's ``-1`` as the last class name)."""
     if names is not None:
-        try:
-            return [[names[v] for v in row] for row in values]
-        except (IndexError, TypeError):
-            raise DataFormatError(f"field {field!r} holds a value outside its {len(names)} class names",
-                                  where) from None
-    for row in values:
+        n, out = len(names), []
+        for i, row in enumerate(values):
+            if not isinstance(row, (list, tuple)):
+                raise DataFormatError(f"field {field!r} holds {type(row).__name__}, not a list of class ids",
+                                      f"{where}#{i}")
+            for v in row:
+                if type(v) is not int:
+                    raise DataFormatError(f"field {field!r} holds {v!r}, not an integer class id", f"{where}#{i}")
+                if not 0 <= v < n:
+                    raise DataFormatError(f"field {field!r} holds a value {_outside(v, n)}", f"{where}#{i}")
+            out.append([names[v] for v in row])
+        return out
+    for i, row in enumerate(values):
+        if not isinstance(row, (list, tuple)):
+            raise DataFormatError(f"field {field!r} holds {type(row).__name__}, not a list of tags", f"{where}#{i}")
         if row and not isinstance(row[0], str):
             raise DataFormatError(f"field {field!r} holds {type(row[0]).__name__} values and has no ClassLabel "
                                   "names", where, hint="pass tag_names=[...] to map integers to tag strings")
+        bad = next((v for v in row if not isinstance(v, str)), None)
+        if bad is not None:
+            raise DataFormatError(f"field {field!r} holds {bad!r} among its tag strings", f"{where}#{i}")
     return values
+
+
+def _words(words: Any, field: str, source: str) -> list[str]:
+    """One row's tokens: a list of non-empty strings (a string is not split into characters; an empty or blank
+    token, a number or a null is a :class:`DataFormatError` naming the split and row)."""
+    if isinstance(words, str) or not isinstance(words, (list, tuple)):
+        raise DataFormatError(f"field {field!r} holds {type(words).__name__} {str(words)[:40]!r}, not a list of "
+                              "tokens", source)
+    for k, w in enumerate(words):
+        if not isinstance(w, str):
+            raise DataFormatError(f"field {field!r}: token {k} is {w!r}, not a string", source)
+        if not w.strip():
+            raise DataFormatError(f"field {field!r}: token {k} is empty or blank ({w!r})", source)
+    return list(words)
 
 
 def _span_list(value: Any, names: list[str] | None, where: str) -> list[Span]:
@@ -97,6 +131,8 @@ def _span_list(value: Any, names: list[str] | None, where: str) -> list[Span]:
             raise DataFormatError(f"span {item!r} is not {{start, end, label}} nor [start, end, label]",
                                   where) from None
         if names is not None and not isinstance(label, str):
+            if type(label) is not int or not 0 <= label < len(names):
+                raise DataFormatError(f"span {item!r}: label {_outside(label, len(names))}", where)
             label = names[label]
         out.append(Span(int(start), int(end), str(label)))
     return out
@@ -132,6 +168,8 @@ def dataset_sentences(ds: Any, label: str, split: str, tokens_field: str = "toke
     for field in wanted:
         if field not in ds.column_names:
             raise DataFormatError(f"no field {field!r} (fields: {ds.column_names})", where)
+    if len(ds) == 0:
+        raise DataFormatError("the split is empty (no rows)", where)
     tokens = ds[tokens_field]
     tags = spans = None
     if tags_field:
@@ -147,6 +185,7 @@ def dataset_sentences(ds: Any, label: str, split: str, tokens_field: str = "toke
     index, previous = 0, object()
     for i, words in enumerate(tokens):
         source = f"{where}#{i}"
+        words = _words(words, tokens_field, source)
         gold = []
         if tags is not None:
             row = tags[i]
