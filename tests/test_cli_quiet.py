@@ -56,12 +56,14 @@ def test_quickstart_prints_only_the_allowed_lines_and_names_its_run_folder(tmp_p
 def test_verbose_brings_lightnings_output_back(tmp_path):
     from cli_cases import config
 
-    (tmp_path / "quiet").mkdir(), (tmp_path / "loud").mkdir()  # each fit its own checkpoint folder
-    quiet = run(["fit", "--config", str(config(tmp_path / "quiet"))], tmp_path)
-    loud = run(["fit", "--config", str(config(tmp_path / "loud")), "--verbose"], tmp_path)
+    (tmp_path / "quiet").mkdir()
+    (tmp_path / "loud").mkdir()
+    quiet = run(["fit", "--config", str(config(tmp_path / "quiet"))], tmp_path / "quiet")
+    loud = run(["fit", "--config", str(config(tmp_path / "loud")), "--verbose"], tmp_path / "loud")
     assert quiet.returncode == loud.returncode == 0, loud.stderr[-2000:]
     assert "GPU available" not in quiet.stderr + quiet.stdout and "Tip:" not in quiet.stderr + quiet.stdout
-    assert "GPU available" in loud.stderr and "Tip:" in loud.stderr  # (this config turns the model summary off)
+    assert "GPU available" in loud.stderr and "Tip:" in loud.stderr and "LeafSpec" in loud.stderr
+    assert "LeafSpec" not in quiet.stderr
     assert "FLOPs" not in quiet.stdout and "run folder: " in quiet.stdout
 
 

@@ -37,6 +37,15 @@ def repo_id(path: str | Path) -> str | None:
     return f"{m.group(1)}/{m.group(2)}"
 
 
+def _version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ner-zoo")
+    except PackageNotFoundError:
+        return None
+
+
 def resolve(path: str | Path, revision: str | None = None, token: str | bool | None = None,
             cache_dir: str | Path | None = None) -> Path:
     """``path`` itself when it is local (or not a Hub id); else the folder of the Hub repository's snapshot at
@@ -51,12 +60,10 @@ def resolve(path: str | Path, revision: str | None = None, token: str | bool | N
     from huggingface_hub.errors import (GatedRepoError, HFValidationError, LocalEntryNotFoundError,
                                         RepositoryNotFoundError, RevisionNotFoundError)
 
-    import ner_zoo
-
     at = f"{repo}@{revision}" if revision else repo
     try:
         return Path(snapshot_download(repo, revision=revision, token=token, cache_dir=cache_dir,
-                                      library_name="ner-zoo", library_version=ner_zoo.__version__))
+                                      library_name="ner-zoo", library_version=_version()))
     except GatedRepoError:
         raise CheckpointError(f"{at}: a gated repository: accept its terms on the Hub, then log in "
                               "(hf auth login) or set HF_TOKEN") from None
