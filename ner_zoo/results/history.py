@@ -186,9 +186,14 @@ def missing_diffs(records: list[dict], diffs: dict[frozenset, str]) -> list[tupl
 def main(argv: list[str] | None = None) -> int:
     """``python -m ner_zoo.results.history RUNS...``: add to :data:`COMMIT_DIFFS` the ``ner_zoo/`` differences
     between the commits of records on the same data (needs the git history of those commits)."""
-    from ner_zoo.results.compare import load_records
+    import json
 
-    records = load_records(argv if argv else ["docs/runs"])
+    records = []  # what this needs of each record (data, commits): read here, not through compare (a circle)
+    for root in map(Path, argv if argv else ["docs/runs"]):
+        for f in sorted(root.rglob("results.json")) if root.is_dir() else [root]:
+            rec = json.loads(f.read_text(encoding="utf-8"))
+            if isinstance(rec, dict) and isinstance(rec.get("data"), str) and rec.get("test"):
+                records.append(rec)
     diffs = load_commit_diffs()
     entries = yaml.safe_load(COMMIT_DIFFS.read_text(encoding="utf-8")) if COMMIT_DIFFS.exists() else []
     entries = entries or []
