@@ -18,30 +18,10 @@ import os
 import sys
 from typing import Sequence
 
-from ner_zoo.cli.args import ArgumentParser, positive_int
+from ner_zoo.cli.args import ArgumentParser, port, positive_int, seconds
 from ner_zoo.errors import ResourceError
 
 SIGTERM_EXIT, SIGINT_EXIT = 128 + 15, 128 + 2
-
-
-def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number in 0..65535, got {value}")
-    return value
-
-
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got {text!r}")
-    return value
 
 
 def parser() -> argparse.ArgumentParser:
