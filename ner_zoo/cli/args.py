@@ -23,45 +23,33 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
+def _checked(text: str, convert, ok, what: str, shown: str | None = None):
+    """``convert(text)`` if it converts and ``ok`` holds, else one argparse error: "expected WHAT, got ..."."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {shown or what}, got {value if convert is int else repr(text)}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1 (a batch size, a count)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+    return _checked(text, int, lambda v: v >= 1, "a positive integer")
 
 
 def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number in 0..65535, got {value}")
-    return value
+    return _checked(text, int, lambda v: 0 <= v <= 65535, "a port number", "a port number in 0..65535")
 
 
 def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got {text!r}")
-    return value
+    return _checked(text, float, lambda v: 0 <= v < float("inf"), "a number of seconds",
+                    "a finite number of seconds >= 0")
 
 
 def finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
+    return _checked(text, float, math.isfinite, "a number", "a finite number")
 
 
 def encoding(text: str) -> str:
