@@ -20,14 +20,14 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ner_zoo.api.folder import FORMAT, encoder_groups, instantiate, load_folder, transformer_encoders  # noqa: F401
+from ner_zoo.api.folder import FORMAT, encoder_groups, load_folder, transformer_encoders  # noqa: F401
 from ner_zoo.errors import CheckpointError
 
 if TYPE_CHECKING:
     import torch
 
 ENCODER_CLASS = "ner_zoo.modules.transformer.TransformerEncoder"
-NOT_SAVED = ("optimizer", "lr_scheduler")  # training-only: instantiated with their defaults when loading
+NOT_SAVED = ("optimizer", "lr_scheduler", "pretrained_lr")  # the task module's (training), not the network's
 
 
 def _jsonable(value: Any) -> Any:
@@ -51,7 +51,9 @@ def saved_hparams(path: Path, cls) -> dict:
     import torch
 
     hp = dict(torch.load(path, map_location="cpu", weights_only=True, mmap=True).get("hyper_parameters") or {})
-    return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
+    from ner_zoo.training.migrations import migrate_hparams
+
+    return migrate_hparams(cls, hp)
 
 
 def export(ckpt: str | Path, output: str | Path, record: str | Path | None = None, format: str = "safetensors") -> Path:
@@ -106,7 +108,10 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
         if format == "safetensors":
             save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt", "ner_zoo_format": str(FORMAT)})
         vocabs = model.vocabs
-        config = {"ner_zoo_format": FORMAT, "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
+        from ner_zoo.training.migrations import paper
+
+        model_class = f"{type(model).__module__}.{paper(type(model).__qualname__)}"  # the name configs use
+        config = {"ner_zoo_format": FORMAT, "model_class": model_class,
                   "task": model.task, "labels": list(vocabs.labels or []), "tag_scheme": vocabs.scheme,
                   "hyper_parameters": hp, "encoders": [g["init_args"]["base_model"] for g in groups],
                   "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups)) if format != "onnx"], **runtime}

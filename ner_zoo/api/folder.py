@@ -3,7 +3,6 @@ folder alone is needed, not the run folder, the corpus or the hub."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,28 +35,19 @@ def encoder_groups(node: Any) -> list[dict]:
     return out
 
 
-def _model_class(name: str, where: Path):
+def _network_class(name: str, where: Path):
     if not str(name).startswith("ner_zoo."):  # never import an arbitrary module named by a file
         raise CheckpointError(f"{where} names model class {name!r}, which is not part of ner-zoo")
-    module, _, attr = name.rpartition(".")
+    from ner_zoo.training.checkpoint_checks import network_class
+
     try:
-        return getattr(importlib.import_module(module), attr)
+        return network_class(name)
     except (ImportError, AttributeError):
         raise CheckpointError(f"{where} names model class {name!r}, which this ner-zoo does not have") from None
 
 
-def instantiate(cls, hparams: dict):
-    """``cls(**hparams)`` with nested ``class_path``/``init_args`` groups made into objects, as the CLI does."""
-    from jsonargparse import ArgumentParser
-
-    parser = ArgumentParser(exit_on_error=False)
-    parser.add_class_arguments(cls, "module", fail_untyped=False)
-    cfg = parser.parse_object({"module": hparams})
-    return parser.instantiate_classes(cfg).module
-
-
 def load_folder(folder: str | Path):
-    """The model exported into ``folder`` (eval mode, on the CPU)."""
+    """The network exported into ``folder`` (eval mode, on the CPU; no Lightning imported)."""
     from safetensors.torch import load_file
 
     folder = Path(folder)
@@ -70,7 +60,7 @@ def load_folder(folder: str | Path):
     if config.get("ner_zoo_format", 0) > FORMAT:
         raise CheckpointError(f"{folder}: export format {config.get('ner_zoo_format')} is newer than this ner-zoo's "
                               f"({FORMAT}); upgrade ner-zoo")
-    cls = _model_class(config["model_class"], cfg_path)
+    cls = _network_class(config["model_class"], cfg_path)
     hp = json.loads(json.dumps(config["hyper_parameters"]))
     for group in encoder_groups(hp):
         group["init_args"].pop("base_model", None)
@@ -78,13 +68,11 @@ def load_folder(folder: str | Path):
         if model_dir.startswith("./"):
             group["init_args"]["model"] = str((folder / model_dir[2:]).resolve())
     hp["vocabs"] = json.loads((folder / "vocabularies.json").read_text())
-    if hasattr(cls, "migrate_hparams"):
-        hp = cls.migrate_hparams(hp)
-    model = instantiate(cls, hp)
-    state = load_file(str(folder / "model.safetensors"))
-    from ner_zoo.training.migrations import migrate_state_dict
+    from ner_zoo.training.inference import instantiate, network_arguments
+    from ner_zoo.training.migrations import network_state
 
-    migrate_state_dict(cls.__name__, state)  # weights renamed since the folder was written
+    model = instantiate(cls, network_arguments(cls, hp))
+    state = network_state(cls.__name__, load_file(str(folder / "model.safetensors")))  # renamed since written
     missing, unexpected = model.load_state_dict(state, strict=False)
     from_encoders = tuple(f"{name}.model." for name, _ in transformer_encoders(model))
     missing = [k for k in missing if not k.startswith(from_encoders)]

@@ -298,11 +298,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32"):
-    """The model in ``path`` as a Tagger (POS taggers too), loaded without Lightning where the stand-ins suffice
-    (:func:`ner_zoo.api.loading.load`; they stay in place in this short-lived process)."""
+    """The model in ``path`` as a Tagger (POS taggers too): its network alone (:func:`ner_zoo.api.loading.load`)."""
     from ner_zoo.api.loading import load
 
-    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True)
+    return load(path, device, batch_size, precision, _allow_pos=True)
 
 
 def predict_main(argv: Sequence[str]) -> int:

@@ -150,18 +150,13 @@ def data_main(argv: Sequence[str]) -> int:
     if a.corpus:
         if a.files:
             st.error("give a corpus name or --files, not both")
-        from ner_zoo.cli import light
+        from ner_zoo.data.corpora import ColumnDataModule  # the corpus classes are DataModules (Lightning)
 
-        def read() -> dict:  # the corpus classes are DataModules: read without importing Lightning
-            from ner_zoo.data.corpora import ColumnDataModule
-
-            cls = corpus_class(a.corpus, st)
-            if a.encoding and not issubclass(cls, ColumnDataModule):
-                st.error(f"--encoding applies to --files and to CoNLL-column corpora, not to {cls.__name__}")
-            dm = cls(data_dir=a.data_dir, **({"encoding": a.encoding} if a.encoding else {}))
-            return {s: dm.sentences(s) for s in ("train", "dev", "test")}
-
-        splits = light.with_real_fallback(read)
+        cls = corpus_class(a.corpus, st)
+        if a.encoding and not issubclass(cls, ColumnDataModule):
+            st.error(f"--encoding applies to --files and to CoNLL-column corpora, not to {cls.__name__}")
+        dm = cls(data_dir=a.data_dir, **({"encoding": a.encoding} if a.encoding else {}))
+        splits = {s: dm.sentences(s) for s in ("train", "dev", "test")}
     elif a.files:
         from ner_zoo.data import readers
 
@@ -174,14 +169,9 @@ def data_main(argv: Sequence[str]) -> int:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    from ner_zoo.cli import light
+    from ner_zoo.results.compare import compare_main as compare
 
-    def run() -> int:  # older records name no data split: the corpus class's default is read, under stand-ins
-        from ner_zoo.results.compare import compare_main as compare
-
-        return compare(argv, parser_class=ArgumentParser)
-
-    return light.with_real_fallback(run)
+    return compare(argv, parser_class=ArgumentParser)
 
 
 def configs_main(argv: Sequence[str]) -> int:

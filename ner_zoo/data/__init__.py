@@ -10,7 +10,7 @@ _CORPORA = ("ACE2004", "ACE2005", "CORPORA", "GENIA", "JNLPBA", "KBP2017", "WNUT
             "CoNLL2002Dutch", "CoNLL2002Spanish", "CoNLL2003", "ColumnDataModule", "JsonDataModule", "OntoNotes5",
             "SampleCorpus")
 _WHERE = {**{name: "corpora" for name in _CORPORA}, "HFCorpus": "hf_corpus", "NERDataModule": "datamodule",
-          "Vocabularies": "datamodule", "Sentence": "schema", "Span": "schema"}
+          "Vocabularies": "batching", "Sentence": "schema", "Span": "schema"}
 __all__ = sorted(_WHERE)
 
 

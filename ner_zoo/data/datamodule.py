@@ -18,7 +18,8 @@ import torch
 from lightning.pytorch.utilities import rank_zero_warn
 from torch.utils.data import DataLoader
 
-from ner_zoo.data.batching import Collator, IndexedDataset, ResumableDataLoader, ShardSampler, TokenBudgetSampler
+from ner_zoo.data.batching import (Collator, IndexedDataset, ResumableDataLoader, ShardSampler, TokenBudgetSampler,
+                                   Vocabularies)
 from ner_zoo.data.lengths import LongSentences, limit_train_lengths
 from ner_zoo.data.schema import Sentence, label_set
 from ner_zoo.data.splits import carve_dev
@@ -40,31 +41,6 @@ def data_root(explicit: str | os.PathLike | None, subdir: str | None) -> Path:
             f"no data directory: pass --data.data_dir or set NER_ZOO_DATA to the folder holding {subdir!r}/"
         )
     return Path(env) / (subdir or "")
-
-
-class Vocabularies:
-    """The vocabularies a model needs, as one object that round-trips through a plain dict."""
-
-    def __init__(self, task: str, scheme: str | None, labels: list[str], tags: Vocab | None, words: Vocab,
-                 chars: Vocab, features: dict[str, Vocab] | None = None, tag_column: str | None = None):
-        self.task, self.scheme, self.labels, self.tags = task, scheme, labels, tags
-        self.words, self.chars, self.features, self.tag_column = words, chars, features or {}, tag_column
-
-    def to_dict(self) -> dict:
-        return {"task": self.task, "scheme": self.scheme, "labels": list(self.labels),
-                "tags": None if self.tags is None else self.tags.itos, "tag_column": self.tag_column,
-                "words": self.words.state_dict(), "chars": self.chars.state_dict(),
-                "features": {k: v.state_dict() for k, v in self.features.items()}}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Vocabularies":
-        tags = None if d.get("tags") is None else Vocab.labels(d["tags"], name="tag")
-        return cls(d["task"], d.get("scheme"), list(d["labels"]), tags, Vocab.from_state(d["words"]),
-                   Vocab.from_state(d["chars"]), {k: Vocab.from_state(v) for k, v in d.get("features", {}).items()},
-                   d.get("tag_column"))
-
-    def collator(self) -> Collator:
-        return Collator(self.words, self.chars, self.tags, self.scheme, self.tag_column, self.features)
 
 
 class NERDataModule(pl.LightningDataModule):
