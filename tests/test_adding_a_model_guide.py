@@ -55,14 +55,18 @@ def guide_files(tmp_path_factory):
     yield root, module
     sys.modules.pop(MODULE, None)
     sys.modules.pop(SPAN_MODULE, None)
+    import ner_zoo.models
+
+    ner_zoo.models.__path__.remove(str((root / "models").resolve()))
 
 
 def test_guide_blocks_are_the_model_the_entry_and_the_battery(guide_files):
     _, module = guide_files
     from ner_zoo.training.tagger import SequenceTagger
 
-    cls = module.WindowTagger
+    cls = module.WindowTaggerNet
     assert cls.__module__ == MODULE and cls.__bases__ == (SequenceTagger,)
+    assert module.WindowTagger.network is cls  # the LightningModule the config names hosts the network
     assert {k for k, v in vars(cls).items() if callable(v) and not k.startswith("_")} == {"prepare", "emissions"}
     assert REGISTRY_ENTRY == {"window_tagger": (f"{MODULE}.WindowTagger", REGISTRY_ENTRY["window_tagger"][1])}
     assert issubclass(TestWindowTagger, ModelBattery)  # noqa: F821  (defined by the guide's block)

@@ -87,11 +87,11 @@ def test_negative_sampling_ratio_and_resampling(tmp_path):
     assert pos == 1 and n - pos == 5 * pos + 2
     again = model.training_seeds(batch)["seeds"]
     assert torch.equal(again, s["seeds"])  # seeded: same step, same sample
-    model._trainer = type("T", (), {"global_step": 1})()  # the next step draws another sample
+    model.net.step = 1  # the next step draws another sample (the task module tells the network)
     try:
         assert not torch.equal(model.training_seeds(batch)["seeds"], s["seeds"])
     finally:
-        model._trainer = None
+        model.net.step = 0
 
 
 def test_losses_use_per_example_weights(tmp_path):
