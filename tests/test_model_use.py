@@ -278,21 +278,13 @@ def test_every_command_that_does_not_train_starts_without_lightning(trained, exp
     _, ckpt, tmp = trained
     (tmp_path / "p.conll").write_text("EU B-ORG B-ORG\nrejects O O\n\nPeter B-PER O\n\n")
     (tmp_path / "in.txt").write_text("Anna Berg visited Paris.\n")
-    commands = [["data", "stats", "--files", "train=p.conll"], ["compare", str(tmp)],
+    commands = [["data", "stats", "--files", "train=p.conll"], ["data", "stats", "samplecorpus"], ["compare", str(tmp)],
+                ["compare", str(ROOT / "docs" / "runs"), "--only-runs"],  # older records: corpus defaults read
                 ["predict", "--model", str(exported), "--input", "in.txt", "--output", "o2.jsonl"],
                 ["--help"], ["predict", "--help"], ["export", "--help"], ["data", "stats", "--help"]]
     for args in commands:
         assert heavy_imports(*args, cwd=tmp_path) == set(), args
     assert heavy_imports("fit", "--help", cwd=tmp_path)  # training does (the check can fail)
-
-
-@pytest.mark.process
-@pytest.mark.xfail(strict=True, reason="issue 42 removed the Lightning stand-ins; the corpus classes are still "
-                   "LightningDataModules, so reading a corpus by name imports Lightning (open)")
-@pytest.mark.parametrize("args", [["data", "stats", "samplecorpus"],
-                                  ["compare", str(ROOT / "docs" / "runs"), "--only-runs"]])  # older records
-def test_commands_that_read_a_corpus_by_name_start_without_lightning(args, tmp_path):
-    assert heavy_imports(*args, cwd=tmp_path) == set(), args
 
 
 @pytest.mark.process

@@ -15,7 +15,7 @@ from ner_zoo.testing.tiny import TINY, model_class, model_module, unregistered, 
 TESTS = Path(__file__).resolve().parent
 
 FORGOTTEN = '''
-from ner_zoo.training.network import hosts
+from ner_zoo.training.hosting import hosts
 from ner_zoo.training.tagger import SequenceTagger
 
 

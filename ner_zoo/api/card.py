@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ner_zoo.dotted import short_name
+
 #: what we know of a corpus's terms; anything else: the card asks the user to check the corpus's own licence
 LICENCE_NOTES = {
     "CoNLL2003": "CoNLL-2003 English is built on the Reuters RCV1 corpus, distributed by NIST under a research-only "
@@ -53,7 +55,7 @@ def _pct(x) -> str:
 
 
 def model_card(config: dict, rec: dict | None, source: Path) -> str:
-    model = config["model_class"].rsplit(".", 1)[-1]
+    model = short_name(config["model_class"])
     labels = ", ".join(config.get("labels") or []) or "(tags)"
     base = [e for e in config.get("encoders") or [] if e]
     data = (rec or {}).get("data") or "unknown"

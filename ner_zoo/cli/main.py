@@ -148,9 +148,6 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
 
         return predict_main(args[1:])
     from ner_zoo.cli.lightning_cli import NERZooCLI
-    from ner_zoo.data.readers import common
-
-    common.ENCODING_OPTION = "--data.init_args.encoding"  # the option of the data module in a config
 
     NERZooCLI(args=None if from_shell else args)  # from the shell, LightningCLI reads sys.argv itself
     if "wandb" in sys.modules:  # close the run, or an offline run file ends without its exit record

@@ -175,7 +175,7 @@ def records(path: Path, fmt: str, split: bool, encoding: str | None = None) -> t
             from ner_zoo.data.readers import read_nested_json
 
             data = "\n".join(ln for _, ln in itertools.chain([first], all_lines)).encode()
-            return (Record([s], source=s.source) for s in read_nested_json(name, data=data)), fmt, True
+            return (Record([s], source=s.source) for s in read_nested_json(name, data=data, encoding_option="--encoding")), fmt, True
         labelled = "gold_spans" in obj
 
         def parse() -> Iterator[Record]:
@@ -192,7 +192,8 @@ def records(path: Path, fmt: str, split: bool, encoding: str | None = None) -> t
     data = "\n".join(ln for _, ln in all_lines).encode()
     first = next((ln.split() for ln in data.decode().split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
     labelled = len(first) >= 2
-    sents = read_conll(name, token_column=0, label_column=-1 if labelled else None, data=data)
+    sents = read_conll(name, token_column=0, label_column=-1 if labelled else None, data=data,
+                       encoding_option="--encoding")
     scheme = getattr(sents, "scheme", None)
     return iter([Record([s], source=s.source, scheme=scheme) for s in sents]), "conll", labelled
 

@@ -28,7 +28,7 @@ from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
-from ner_zoo.training.network import hosts
+from ner_zoo.training.hosting import hosts
 
 
 class BiaffineNERNet(GridSpanModel):

@@ -26,7 +26,7 @@ from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.network import hosts
+from ner_zoo.training.hosting import hosts
 
 
 class BiLSTMCRFNet(SequenceTagger):

@@ -33,7 +33,8 @@ from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
 from ner_zoo.modules.transformer import EncoderOutput, TransformerEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel
-from ner_zoo.training.network import hosts, warn
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:

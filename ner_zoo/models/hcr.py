@@ -68,7 +68,8 @@ from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.network import hosts, warn
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 
 MEMORY_MODES = ("as_is", "zero", "train_only")

@@ -68,7 +68,8 @@ from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel, compact, span_rows
-from ner_zoo.training.network import hosts, warn
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 TABLE6_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15]  # Table 6, ACE04 / ACE05 / KBP17 (the code's ACE05: no 6)
 

@@ -53,7 +53,7 @@ from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.network import hosts
+from ner_zoo.training.hosting import hosts
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory

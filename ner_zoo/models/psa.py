@@ -37,7 +37,7 @@ from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.network import hosts
+from ner_zoo.training.hosting import hosts
 
 
 def relative_index(n: int, clip: int, device: torch.device | None = None) -> torch.Tensor:

@@ -36,7 +36,8 @@ from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
-from ner_zoo.training.network import hosts, warn
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 
 class ExhaustiveSpanClassifierNet(GridSpanModel):

@@ -22,7 +22,7 @@ from torch import nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.tagger import SequenceTagger
-from ner_zoo.training.network import hosts
+from ner_zoo.training.hosting import hosts
 
 
 class TransformerTaggerNet(SequenceTagger):

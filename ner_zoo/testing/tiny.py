@@ -16,6 +16,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable
 
+from ner_zoo.dotted import resolve
+
 ADAM = {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}
 ADAMW = {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}
 CHAR_LSTM = {"class_path": "ner_zoo.modules.CharBiLSTM", "init_args": {"char_dim": 8, "hidden": 8}}
@@ -76,8 +78,7 @@ def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | No
 
 def model_class(name: str) -> type:
     """The class of registry entry ``name``."""
-    module, _, cls = TINY[name][0].rpartition(".")
-    return getattr(importlib.import_module(module), cls)
+    return resolve(TINY[name][0])
 
 
 def takes_encoder(name: str) -> bool:

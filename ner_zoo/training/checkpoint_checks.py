@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from ner_zoo.dotted import resolve
+from ner_zoo.dotted import resolve, short_name
 from ner_zoo.errors import CheckpointError
 from ner_zoo.training.integrity import DIGEST_KEY, NO_DIGEST, no_digest_message
 
@@ -148,7 +148,7 @@ def settings_error(path: str | Path, name: str | None, e: BaseException) -> Chec
     """The recorded settings do not fit the recorded class (jsonargparse's error is a long dump: its first line)."""
     lines = [ln.strip() for ln in str(e).strip().splitlines()] or [type(e).__name__]
     first = next((ln for ln in lines if "unexpected keyword" in ln or "missing" in ln), lines[0]).lstrip("- ")[:200]
-    return CheckpointError(f"{path}: cannot rebuild {str(name).rpartition('.')[2]} from this checkpoint (its "
+    return CheckpointError(f"{path}: cannot rebuild {short_name(str(name))} from this checkpoint (its "
                            f"settings do not fit the recorded class: {first})")
 
 

@@ -3,7 +3,7 @@ batch into a loss (:meth:`Network.compute_loss`) and into predictions (:meth:`Ne
 
 Training hosts a network in the one task module, :class:`~ner_zoo.training.base.NERModule` (a LightningModule);
 use (``ner_zoo.load``, ``ner-zoo predict``, export, ONNX, serving) builds the network alone. A model file defines
-its network and names its host with :func:`hosts`::
+its network and names its host with :func:`~ner_zoo.training.hosting.hosts`::
 
     class BiLSTMCRFNet(SequenceTagger): ...
     __getattr__ = hosts(BiLSTMCRF=BiLSTMCRFNet)   # ner_zoo.models.bilstm_crf.BiLSTMCRF, built on first use
@@ -176,27 +176,6 @@ class Network(torch.nn.Module, metaclass=_RecordsArguments):
         """``name -> (sum, count)`` gathered since the evaluation started; the fit logs ``sum / count`` as
         ``<stage>/<name>``, summed over processes first."""
         return {}
-
-
-def hosts(*networks: type[Network]) -> Callable[[str], type]:
-    """A model file's module ``__getattr__`` that makes, on first access, the LightningModule of each network
-    ``<Name>Net``: ``<Name>``, a :class:`~ner_zoo.training.base.NERModule` whose init arguments are the network's
-    (plus the optimiser's), so configs name ``ner_zoo.models.<file>.<Name>`` and fit it."""
-    by_name = {net.__name__[:-len("Net")]: net for net in networks if net.__name__.endswith("Net")}
-    if len(by_name) != len(networks):
-        raise TypeError("a network's class name ends in Net (its LightningModule takes the name without it)")
-    made: dict[str, type] = {}
-
-    def __getattr__(name: str) -> type:
-        if name not in by_name:
-            raise AttributeError(f"module {networks[0].__module__!r} has no attribute {name!r}")
-        if name not in made:
-            from ner_zoo.training.base import host_class
-
-            made[name] = host_class(by_name[name], name)
-        return made[name]
-
-    return __getattr__
 
 
 def network_class(cls: type) -> type[Network]:
