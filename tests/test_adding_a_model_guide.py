@@ -121,9 +121,9 @@ class TestGuideSpanSketch(ModelBattery):
         from ner_zoo.modules.span_losses import SpanLoss
         from ner_zoo.modules.spans import SpanGrid
 
-        cli = self._cli(tmp_path)
+        cli = self.cli_for(tmp_path)
         model = cli.model
-        batch = self._batch(cli)
+        batch = self.batch_for(cli)
         grid, logits = model.span_logits(batch)
         assert isinstance(grid, SpanGrid) and isinstance(model.loss, SpanLoss)
         assert logits.shape == (*grid.mask.shape, len(model.vocabs.labels) + 1)
