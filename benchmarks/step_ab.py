@@ -16,6 +16,7 @@ Usage: ``python benchmarks/step_ab.py [--old main] [--steps 200] [--rounds 6] [-
 from __future__ import annotations
 
 import argparse
+import builtins
 import importlib
 import os
 import statistics
@@ -44,22 +45,26 @@ def module_name(path: str) -> str:
 
 
 def load_old(rev: str, files: list[str]) -> dict[str, types.ModuleType]:
-    """The ``rev`` versions of ``files`` as fresh module objects, loaded in order, each seeing the old
-    versions of the files before it (``sys.modules`` is restored afterwards)."""
+    """The ``rev`` versions of ``files`` as fresh module objects, loaded in order, each seeing the old versions of
+    the files before it: their ``from ... import`` goes through an ``__import__`` of their own that answers the old
+    module (the module table is never written)."""
     names = [module_name(f) for f in files]
-    current = {n: importlib.import_module(n) for n in names}
-    old = {}
-    try:
-        for path, name in zip(files, names):
-            src = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True,
-                                 text=True).stdout
-            mod = types.ModuleType(name)
-            mod.__file__ = f"{rev}:{path}"
-            sys.modules[name] = mod
-            exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-            old[name] = mod
-    finally:
-        sys.modules.update(current)
+    old: dict[str, types.ModuleType] = {}
+
+    def old_first(name, globals=None, locals=None, fromlist=(), level=0):
+        if fromlist and level == 0 and name in old:
+            return old[name]
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    for path, name in zip(files, names):
+        importlib.import_module(name)  # the current version first (its package, its imports)
+        src = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True,
+                             text=True).stdout
+        mod = types.ModuleType(name)
+        mod.__file__ = f"{rev}:{path}"
+        mod.__builtins__ = {**vars(builtins), "__import__": old_first}
+        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+        old[name] = mod
     return old
 
 

@@ -58,16 +58,19 @@ class ModelBattery:
     overfit_lr: float = 0.03
     overfit_f1: bool = True  # False: only the loss must halve, in overfit_max_steps (say why where it is set)
 
-    def _cli(self, tmp_path, **kw):
+    def cli_for(self, tmp_path, **kw):
+        """The CLI of ``fit`` built (not run) for this battery's model and data: ``.model``, ``.datamodule``,
+        ``.trainer``; ``kw`` adds to the config (e.g. ``trainer={"max_epochs": 3}``)."""
         return build(copy.deepcopy(self.model), copy.deepcopy(self.data), tmp_path, **kw)
 
-    def _batch(self, cli):
+    def batch_for(self, cli):
+        """The first validation batch of ``cli``'s data, built by the model's collator."""
         dm = cli.datamodule
         dm.setup("fit")
         return next(iter(dm.val_dataloader()))
 
     def test_forward(self, tmp_path):
-        cli = self._cli(tmp_path)
+        cli = self.cli_for(tmp_path)
         model = cli.model.train()
         batch = next(iter(cli.datamodule.train_dataloader()))
         loss = model.compute_loss(batch)
@@ -77,9 +80,9 @@ class ModelBattery:
         assert any(g is not None and g.abs().sum() > 0 for g in grads)
 
     def test_decode(self, tmp_path):
-        cli = self._cli(tmp_path)
+        cli = self.cli_for(tmp_path)
         model = cli.model.eval()
-        batch = self._batch(cli)
+        batch = self.batch_for(cli)
         preds = model.decode(batch)
         assert len(preds) == len(batch.sentences)
         for sent, pred in zip(batch.sentences, preds):
@@ -106,14 +109,14 @@ class ModelBattery:
 
     def _overfit_setup(self, tmp_path):
         torch.manual_seed(0)
-        cli = self._cli(tmp_path)
+        cli = self.cli_for(tmp_path)
         setup_for_fit(cli)
         model = cli.model
         sents = [s for s in cli.datamodule.sentences("train") if s.spans or model.is_pos][:4]
         return model, model.collate(list(enumerate(sents)))
 
     def test_fit_lowers_loss_save_load_predict(self, tmp_path):
-        cli = self._cli(tmp_path, trainer={"max_epochs": 3})
+        cli = self.cli_for(tmp_path, trainer={"max_epochs": 3})
         model, dm = cli.model, cli.datamodule
         batch = model.collate(list(enumerate(dm.sentences("train")[:8])))
         with torch.no_grad():

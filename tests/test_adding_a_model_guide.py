@@ -15,7 +15,6 @@ from pathlib import Path
 from unittest.mock import patch
 
 import pytest
-import yaml
 
 from battery import ModelBattery
 from ner_zoo.cli.main import main
@@ -55,14 +54,18 @@ def guide_files(tmp_path_factory):
     yield root, module
     sys.modules.pop(MODULE, None)
     sys.modules.pop(SPAN_MODULE, None)
+    import ner_zoo.models
+
+    ner_zoo.models.__path__.remove(str((root / "models").resolve()))
 
 
 def test_guide_blocks_are_the_model_the_entry_and_the_battery(guide_files):
     _, module = guide_files
     from ner_zoo.training.tagger import SequenceTagger
 
-    cls = module.WindowTagger
+    cls = module.WindowTaggerNet
     assert cls.__module__ == MODULE and cls.__bases__ == (SequenceTagger,)
+    assert module.WindowTagger.network is cls  # the LightningModule the config names hosts the network
     assert {k for k, v in vars(cls).items() if callable(v) and not k.startswith("_")} == {"prepare", "emissions"}
     assert REGISTRY_ENTRY == {"window_tagger": (f"{MODULE}.WindowTagger", REGISTRY_ENTRY["window_tagger"][1])}
     assert issubclass(TestWindowTagger, ModelBattery)  # noqa: F821  (defined by the guide's block)
@@ -117,9 +120,9 @@ class TestGuideSpanSketch(ModelBattery):
         from ner_zoo.modules.span_losses import SpanLoss
         from ner_zoo.modules.spans import SpanGrid
 
-        cli = self._cli(tmp_path)
+        cli = self.cli_for(tmp_path)
         model = cli.model
-        batch = self._batch(cli)
+        batch = self.batch_for(cli)
         grid, logits = model.span_logits(batch)
         assert isinstance(grid, SpanGrid) and isinstance(model.loss, SpanLoss)
         assert logits.shape == (*grid.mask.shape, len(model.vocabs.labels) + 1)

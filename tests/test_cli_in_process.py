@@ -1,5 +1,5 @@
 """``ner_zoo.cli.main.main([...])`` called from Python (a notebook, a script, a test) leaves no Lightning
-stand-ins behind (``ner_zoo.api.light``): a later ``import lightning`` in that process gets the real package."""
+stand-ins behind (there are none since issue 42): a later ``import lightning`` in that process gets the real package."""
 
 import subprocess
 import sys

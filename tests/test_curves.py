@@ -31,18 +31,6 @@ def _metrics(path: Path, curve: list[float], key: str = "val/f1", test: float | 
     path.write_text("\n".join(lines) + "\n")
 
 
-@pytest.fixture(autouse=True)
-def _real_lightning_afterwards():
-    """``ner-zoo compare`` run in-process leaves Lightning's stand-ins (``ner_zoo.api.light``) in ``sys.modules``,
-    as its own short-lived process would: take them out, so that a later test in this worker imports the real
-    package."""
-    yield
-    from ner_zoo.api import light
-
-    if light.active():
-        light.remove()
-
-
 def test_plateau_rule_hand_computed():
     flat = plateau([FLAT, FLAT])
     assert flat.status == "plateaued" and flat.gain == pytest.approx(0.05) and flat.epochs == 9

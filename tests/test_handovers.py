@@ -13,7 +13,6 @@ import lightning.pytorch as pl
 import pytest
 
 from ner_zoo.data import SampleCorpus
-from ner_zoo.data.schema import Sentence
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import corpus_dir
-from hf_copies import key, save_copies, to_dataset_dict
+from hf_copies import key, save_copies
 from ner_zoo.cli.main import main
 from ner_zoo.data import CoNLL2003, HFCorpus, JsonDataModule, SampleCorpus
 from ner_zoo.errors import DataFormatError

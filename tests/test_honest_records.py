@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from ner_zoo.results.records import RunRecorder, git_state
 

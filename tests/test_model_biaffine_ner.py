@@ -46,10 +46,10 @@ class TestBiaffineNERFlat(ModelBattery):
 
 
     def test_flat_predictions_do_not_overlap(self, tmp_path):
-        cli = self._cli(tmp_path)
+        cli = self.cli_for(tmp_path)
         model = cli.model.eval()
         assert not model.nested
-        for pred in model.decode(self._batch(cli)):
+        for pred in model.decode(self.batch_for(cli)):
             for a, b in zip(pred, pred[1:]):
                 assert a.end <= b.start
 

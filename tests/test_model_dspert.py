@@ -56,9 +56,9 @@ class TestDSpERTFlatShallowPacked(ModelBattery):
 
 
     def test_flat_predictions_do_not_overlap(self, tmp_path):
-        model = self._cli(tmp_path).model.eval()
+        model = self.cli_for(tmp_path).model.eval()
         assert not model.nested
-        batch = self._batch(self._cli(tmp_path / "b"))
+        batch = self.batch_for(self.cli_for(tmp_path / "b"))
         for pred in model.decode(batch):
             for a, b in zip(pred, pred[1:]):
                 assert a.end <= b.start

@@ -179,12 +179,12 @@ def test_memory_warmup_zeroes_the_output(tmp_path):
     model.eval()
     assert model.document_vectors(batch.words, batch.mask)[batch.mask].abs().sum() > 0
     model.train()
-    model._trainer = type("T", (), {"current_epoch": 0})()  # first epoch of a fit
+    model.net.epoch = 0  # first epoch of a fit (the task module tells the network)
     try:
         assert not model.memory_active()
         assert model.document_vectors(batch.words, batch.mask).abs().sum() == 0
     finally:
-        model._trainer = None
+        model.net.epoch = None
 
 
 def _written_train_batch(cli):
@@ -457,7 +457,7 @@ def test_transductive_leave_one_out_excludes_the_own_slot_at_evaluation(tmp_path
     once = (slots >= 0) & (in_test[batch.words] == 1)
     assert once.any()
     model.eval()
-    model._warm_up("test", [], [])  # what on_test_epoch_start does (no batches here: the slots are written)
+    model.start_evaluation("test", lambda: [])  # what on_test_epoch_start does (no batches here: the slots are written)
     seen = []
     original = model.memory_vectors
     model.memory_vectors = lambda b, s=None: seen.append(s) or original(b, s)

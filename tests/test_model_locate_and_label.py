@@ -87,11 +87,11 @@ def test_negative_sampling_ratio_and_resampling(tmp_path):
     assert pos == 1 and n - pos == 5 * pos + 2
     again = model.training_seeds(batch)["seeds"]
     assert torch.equal(again, s["seeds"])  # seeded: same step, same sample
-    model._trainer = type("T", (), {"global_step": 1})()  # the next step draws another sample
+    model.net.step = 1  # the next step draws another sample (the task module tells the network)
     try:
         assert not torch.equal(model.training_seeds(batch)["seeds"], s["seeds"])
     finally:
-        model._trainer = None
+        model.net.step = 0
 
 
 def test_losses_use_per_example_weights(tmp_path):
@@ -178,7 +178,7 @@ def test_classifier_gamma_is_separate_from_the_filter_gamma(tmp_path):
     batch = model.collate([(0, Sentence(["a", "b", "c", "d", "e", "f"], [Span(1, 4, label)]))])
     torch.manual_seed(0)
     terms = model.loss_terms(batch)
-    model.hparams.classifier_gamma = 2.0
+    model.net.hparams.classifier_gamma = 2.0  # what the network reads
     torch.manual_seed(0)
     focal = model.loss_terms(batch)
     assert terms["filter"] == focal["filter"] and focal["classifier"] < terms["classifier"]
@@ -222,7 +222,7 @@ def test_select_proposals_hand_worked(tmp_path):
     # (0,2) x3 merge into the first (score 0.6); it crosses (1,3): both dropped. (6,9) and (6,8): IoU 2/3 > 0.6,
     # (6,8) decays 0.8 -> 0.4 < 0.5. (9,10) is below delta. (4,6) stays.
     assert kept[0].nonzero().flatten().tolist() == [3, 5]
-    model.hparams.duplicate_score = "repeat"  # the code's evaluator: 0.6 * 2 same-label duplicates
+    model.net.hparams.duplicate_score = "repeat"  # the code's evaluator: 0.6 * 2 same-label duplicates
     spans2 = torch.tensor([[[0, 2], [0, 2], [3, 4]]])
     kept, final = model.select_proposals(spans2, torch.tensor([[1, 1, 1]]), torch.tensor([[0.3, 0.9, 0.2]]),
                                          torch.ones(1, 3, dtype=torch.bool))

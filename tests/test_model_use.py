@@ -310,8 +310,8 @@ def test_inference_predict_takes_no_sentences_and_names_the_api_for_strings(trai
 
 @pytest.mark.process
 def test_load_and_tag_without_lightning_then_train_with_it(trained, tmp_path):
-    """``ner_zoo.load`` uses the Lightning stand-ins and takes them out again: tagging leaves Lightning unimported,
-    and a later ``import lightning`` in the same process (training) gets the real package."""
+    """``ner_zoo.load`` builds the network alone: tagging leaves Lightning unimported, and a later ``import
+    lightning`` in the same process (training) gets the real package."""
     _, ckpt, _ = trained
     code = ("import sys, ner_zoo; t = ner_zoo.load(sys.argv[1], device='cpu'); a = t('Anna Berg visited Paris.'); "
             "b = t(tokens=['Peter', 'Blackburn']); "

@@ -5,7 +5,6 @@ saved beside the weights) predicts the same as its checkpoint."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

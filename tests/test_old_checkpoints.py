@@ -59,3 +59,57 @@ def test_current_layout_matches_no_migration(name, tiny_bert_dir, tmp_path):  # 
     cli = build(configs(str(tiny_bert_dir))[name], copy.deepcopy(DATA), tmp_path)
     state = cli.model.state_dict()
     assert migrate_state_dict(type(cli.model).__name__, state) == []
+
+
+# --- checkpoints of 6c6ee43, before the networks were hosted by the task module (issue 42) --------------------------
+V4 = Path(__file__).parent / "fixtures" / "checkpoints_v4"
+V4_LAYOUT = json.loads((V4 / "layout.json").read_text())
+V4_EXPECTED = json.loads((V4 / "expected.json").read_text())
+
+
+def test_every_model_of_the_registry_has_a_pinned_v4_layout(tiny_bert_dir):  # noqa: F811
+    assert set(configs(str(tiny_bert_dir))) == set(V4_LAYOUT)
+
+
+@pytest.mark.parametrize("name", list(V4_LAYOUT))
+def test_v4_layout_converts_to_the_host_and_to_the_network(name, tiny_bert_dir, tmp_path):  # noqa: F811
+    """Every weight name and shape the old code wrote maps, through the one table, onto the task module's and onto
+    the network's (nothing left over, nothing missing)."""
+    from ner_zoo.training.migrations import network_state, to_host
+
+    pinned = V4_LAYOUT[name]
+    cli = build(configs(str(tiny_bert_dir))[name], copy.deepcopy(DATA), tmp_path)
+    host = {k: list(v.shape) for k, v in cli.model.state_dict().items()}
+    net = {k: list(v.shape) for k, v in cli.model.net.state_dict().items()}
+    old = dict(pinned["state_dict"])
+    to_host(type(cli.model).__name__, old)
+    assert old == host
+    assert network_state(pinned["class"].rpartition(".")[2], pinned["state_dict"]) == net
+    assert pinned["class"] == f"{type(cli.model).__module__}.{type(cli.model).__qualname__}"  # configs' names
+
+
+@pytest.mark.parametrize("name", list(V4_EXPECTED))
+def test_v4_checkpoint_loads_as_host_and_as_network_and_predicts_as_before(name, dev):
+    from ner_zoo.training.inference import load_network
+
+    path = V4 / f"{name}.ckpt"
+    model = load_model(path)
+    got = predict(model, copy.deepcopy(dev), batch_size=5, accelerator="cpu")
+    assert [[list(s) for s in p] for p in got] == V4_EXPECTED[name]["predictions"]
+    assert loss(model, copy.deepcopy(dev)) == pytest.approx(V4_EXPECTED[name]["loss"], rel=1e-5, abs=1e-6)
+    net = load_network(path)
+    net.add_context(copy.deepcopy(dev))
+    assert type(net).__name__ == f"{type(model).__name__}Net"
+    with torch.no_grad():
+        decoded = net.decode(net.collate(list(enumerate(copy.deepcopy(dev)))))
+    assert [[list(s) for s in p] for p in decoded] == V4_EXPECTED[name]["predictions"]
+    assert loss(net, copy.deepcopy(dev)) == pytest.approx(V4_EXPECTED[name]["loss"], rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_v3_checkpoint_loads_as_the_network_alone(name, tiny_bert_dir, dev, tmp_path):  # noqa: F811
+    from ner_zoo.training.inference import load_network
+
+    net = load_network(_with_bert(name, tiny_bert_dir, tmp_path))
+    net.add_context(copy.deepcopy(dev))  # the sentences are their own document context, as predict indexes them
+    assert loss(net, copy.deepcopy(dev)) == pytest.approx(EXPECTED[name]["loss"], rel=1e-5, abs=1e-6)

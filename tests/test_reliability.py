@@ -29,6 +29,7 @@ from ner_zoo.data.writers import write_jsonl
 from ner_zoo.io import atomic_write
 from ner_zoo.errors import CheckpointError, DataFormatError, LabelError
 from ner_zoo.training import checkpoint_checks
+from ner_zoo.training.checkpoint import FORMAT_VERSION
 from ner_zoo.testing.tiny import plain_taggers, tiny_model
 from test_cli import MODEL
 
@@ -182,7 +183,7 @@ def fitted(tmp_path_factory):
 def test_checkpoint_loads_with_weights_only(fitted):
     _, ckpt = fitted
     state = torch.load(ckpt, map_location="cpu", weights_only=True)  # no arbitrary pickled objects inside
-    assert state["ner_zoo_format"] == 1 and "vocabs" in state["hyper_parameters"]
+    assert state["ner_zoo_format"] == FORMAT_VERSION == 2 and "vocabs" in state["hyper_parameters"]
 
 
 def test_checkpoint_with_pickled_objects_is_refused_by_default(fitted, tmp_path):
@@ -196,7 +197,7 @@ def test_checkpoint_with_pickled_objects_is_refused_by_default(fitted, tmp_path)
     assert load_model(bad, weights_only=False) is not None  # explicit opt-in for a trusted file
 
 
-@pytest.mark.parametrize("version", [2, None])
+@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, None])  # a newer ner-zoo's, or none
 def test_checkpoint_from_incompatible_version(fitted, tmp_path, version):
     _, ckpt = fitted
     state = torch.load(ckpt, map_location="cpu", weights_only=True)
@@ -206,7 +207,7 @@ def test_checkpoint_from_incompatible_version(fitted, tmp_path, version):
         state["ner_zoo_format"] = version
     bad = tmp_path / "future.ckpt"
     torch.save(state, bad)
-    with pytest.raises(CheckpointError, match=rf"checkpoint format {version!r} is not supported.*format 1"):
+    with pytest.raises(CheckpointError, match=rf"checkpoint format {version!r} is not supported.*format {FORMAT_VERSION}\)"):
         load_model(bad)
 
 

@@ -7,7 +7,6 @@ import json
 import multiprocessing as mp
 from pathlib import Path
 
-import pytest
 
 from ner_zoo.training.run_folder import claim_run_dir
 

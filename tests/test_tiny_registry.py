@@ -15,12 +15,16 @@ from ner_zoo.testing.tiny import TINY, model_class, model_module, unregistered, 
 TESTS = Path(__file__).resolve().parent
 
 FORGOTTEN = '''
+from ner_zoo.training.hosting import hosts
 from ner_zoo.training.tagger import SequenceTagger
 
 
-class Forgotten(SequenceTagger):
+class ForgottenNet(SequenceTagger):
     def emissions(self, batch):
         raise NotImplementedError
+
+
+__getattr__ = hosts(ForgottenNet)
 '''
 
 

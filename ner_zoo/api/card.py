@@ -17,6 +17,8 @@ import re
 import shlex
 from pathlib import Path
 
+from ner_zoo.dotted import short_name
+
 #: what we know of a corpus's terms; anything else: the card asks the user to check the corpus's own licence
 LICENCE_NOTES = {
     "CoNLL2003": "CoNLL-2003 English is built on the Reuters RCV1 corpus, distributed by NIST under a research-only "
@@ -171,7 +173,7 @@ def card_data(config: dict, rec: dict | None, repo_id: str | None = None):
     """The Hub metadata (``huggingface_hub.ModelCardData``) of an exported model."""
     from huggingface_hub import EvalResult, ModelCardData
 
-    model = config["model_class"].rsplit(".", 1)[-1]
+    model = short_name(config["model_class"])
     data = (rec or {}).get("data") or "unknown"
     task = config.get("task")
     note = licence_note(data, rec)
@@ -213,7 +215,7 @@ def model_card(config: dict, rec: dict | None, source: Path, repo_id: str | None
     repository it is pushed to) or else ``folder_name`` is what the usage snippet loads."""
     from huggingface_hub import ModelCard
 
-    model = config["model_class"].rsplit(".", 1)[-1]
+    model = short_name(config["model_class"])
     labels = ", ".join(config.get("labels") or []) or "(tags)"
     base = [e for e in config.get("encoders") or [] if e]
     shown_base = [base_model_id(b) or Path(str(b)).name for b in base]

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ner_zoo.api.folder import (DIGESTS, FORMAT, WEIGHTS, encoder_groups, file_digests, instantiate,  # noqa: F401
+from ner_zoo.api.folder import (DIGESTS, FORMAT, WEIGHTS, encoder_groups, file_digests,  # noqa: F401
                                 load_folder, transformer_encoders)
 from ner_zoo.errors import CheckpointError, DataFormatError
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import torch
 
 ENCODER_CLASS = "ner_zoo.modules.transformer.TransformerEncoder"
-NOT_SAVED = ("optimizer", "lr_scheduler")  # training-only: instantiated with their defaults when loading
+NOT_SAVED = ("optimizer", "lr_scheduler", "pretrained_lr")  # the task module's (training), not the network's
 
 
 def _jsonable(value: Any) -> Any:
@@ -55,7 +55,9 @@ def saved_hparams(path: Path, cls) -> dict:
     import torch
 
     hp = dict(torch.load(path, map_location="cpu", weights_only=True, mmap=True).get("hyper_parameters") or {})
-    return cls.migrate_hparams(hp) if hasattr(cls, "migrate_hparams") else hp
+    from ner_zoo.training.migrations import migrate_hparams
+
+    return migrate_hparams(cls, hp)
 
 
 def _umask() -> int:
@@ -142,7 +144,10 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             (tmp / WEIGHTS).write_bytes(save(state, metadata={"format": "pt", "ner_zoo_format": str(FORMAT)}))
         vocabs = model.vocabs
         (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
-        config = {"ner_zoo_format": FORMAT, "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
+        from ner_zoo.training.migrations import paper
+
+        model_class = f"{type(model).__module__}.{paper(type(model).__qualname__)}"  # the name configs use
+        config = {"ner_zoo_format": FORMAT, "model_class": model_class,
                   "task": model.task, "labels": list(vocabs.labels or []), "tag_scheme": vocabs.scheme,
                   "hyper_parameters": hp, "encoders": [g["init_args"]["base_model"] for g in groups],
                   "encoder_weights_in": [f"encoder-{k}" for k in range(len(groups)) if format != "onnx"], **runtime,

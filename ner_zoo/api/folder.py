@@ -4,7 +4,6 @@ folder alone is needed, not the run folder, the corpus or the hub."""
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import warnings
 from pathlib import Path
@@ -108,29 +107,21 @@ def encoder_groups(node: Any) -> list[dict]:
     return out
 
 
-def _model_class(name: str, where: Path):
+
+def _network_class(name: str, where: Path):
     if not str(name).startswith("ner_zoo."):  # never import an arbitrary module named by a file
         raise CheckpointError(f"{where} names model class {name!r}, which is not part of ner-zoo")
-    module, _, attr = name.rpartition(".")
+    from ner_zoo.training.checkpoint_checks import network_class
+
     try:
-        return getattr(importlib.import_module(module), attr)
+        return network_class(name)
     except (ImportError, AttributeError):
         raise CheckpointError(f"{where} names model class {name!r}, which this ner-zoo does not have") from None
 
 
-def instantiate(cls, hparams: dict):
-    """``cls(**hparams)`` with nested ``class_path``/``init_args`` groups made into objects, as the CLI does."""
-    from jsonargparse import ArgumentParser
-
-    parser = ArgumentParser(exit_on_error=False)
-    parser.add_class_arguments(cls, "module", fail_untyped=False)
-    cfg = parser.parse_object({"module": hparams})
-    return parser.instantiate_classes(cfg).module
-
-
 def load_folder(folder: str | Path):
-    """The model exported into ``folder`` (eval mode, on the CPU). A damaged or foreign folder is one
-    :class:`CheckpointError` naming the file."""
+    """The network exported into ``folder`` (eval mode, on the CPU; no Lightning imported). A damaged or foreign
+    folder is one :class:`CheckpointError` naming the file."""
     folder = Path(folder)
     cfg_path = folder / "config.json"
     if (folder / "model.onnx").is_file() and not (folder / WEIGHTS).is_file():
@@ -139,7 +130,7 @@ def load_folder(folder: str | Path):
         raise CheckpointError(f"{folder}: not an exported ner-zoo model (config.json and model.safetensors expected)")
     config = read_config(folder)
     verify_files(folder, config)
-    cls = _model_class(config["model_class"], cfg_path)
+    cls = _network_class(config["model_class"], cfg_path)
     hp = config.get("hyper_parameters")
     if not isinstance(hp, dict):
         raise CheckpointError(f"{cfg_path}: 'hyper_parameters' is {type(hp).__name__}, not a mapping")
@@ -151,16 +142,17 @@ def load_folder(folder: str | Path):
             group["init_args"]["model"] = str((folder / model_dir[2:]).resolve())
     vocab_path = folder / "vocabularies.json"
     hp["vocabs"] = read_json(vocab_path, "vocabulary file")
-    from ner_zoo.data.datamodule import Vocabularies  # after the model's module: loaded as load() arranged
+    from ner_zoo.data.batching import Vocabularies
 
     try:
         Vocabularies.from_dict(hp["vocabs"])
     except Exception as e:
         raise CheckpointError(f"{vocab_path}: not ner-zoo vocabularies ({type(e).__name__}: {e})"[:400]) from None
-    if hasattr(cls, "migrate_hparams"):
-        hp = cls.migrate_hparams(hp)
+    from ner_zoo.training.inference import instantiate, network_arguments
+    from ner_zoo.training.migrations import network_state
+
     try:
-        model = instantiate(cls, hp)
+        model = instantiate(cls, network_arguments(cls, hp))
     except CheckpointError:
         raise
     except Exception as e:
@@ -174,9 +166,7 @@ def load_folder(folder: str | Path):
     except Exception as e:  # SafetensorError (truncated, not safetensors), OSError
         line = " ".join(str(e).split())[:200]
         raise CheckpointError(f"{weights}: not a readable safetensors file ({line})") from None
-    from ner_zoo.training.migrations import migrate_state_dict
-
-    migrate_state_dict(cls.__name__, state)  # weights renamed since the folder was written
+    state = network_state(cls.__name__, state)  # weights renamed since the folder was written
     try:
         missing, unexpected = model.load_state_dict(state, strict=False)
     except RuntimeError as e:  # shapes: config.json describes another size than the weights have

@@ -11,7 +11,7 @@ Why not ``huggingface_hub.PyTorchModelHubMixin``: its ``from_pretrained`` fetche
 ``model.safetensors`` and calls ``cls(**config)``; an exported folder also holds ``vocabularies.json``, one
 ``encoder-N/`` folder per transformer (``save_pretrained``'s files) or, for ``--format onnx``, ``model.onnx``
 and ``crf.json``, and its config names the model class, which is built the way the CLI builds it
-(:func:`ner_zoo.api.folder.instantiate`). The mixin would also have to be a base class of every model. What it
+(:func:`ner_zoo.training.inference.instantiate`). The mixin would also have to be a base class of every model. What it
 does underneath (``snapshot_download``, the cache, the card classes, ``upload_folder``) is what is used here, in
 :mod:`ner_zoo.api.card` and in :func:`ner_zoo.api.export.push_to_hub`.
 """

@@ -6,12 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ner_zoo.api.tagger import Tagger, load_any
-from ner_zoo.data.schema import Sentence
 
 
 def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32",
-         _allow_pos: bool = False, _keep_light: bool = False, *, revision: str | None = None,
-         token: str | bool | None = None) -> Tagger:
+         _allow_pos: bool = False, *, revision: str | None = None, token: str | bool | None = None) -> Tagger:
     """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit``, a folder written by ``ner-zoo export``, or
     such a folder on the Hugging Face Hub (``"user/repo"``, as ``export --push-to-hub`` uploads it).
 
@@ -26,9 +24,7 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
         token: with a Hub id: a token for a private repository (default: ``HF_TOKEN`` or the saved login).
 
     A folder exported with ``--format onnx`` gives an :class:`~ner_zoo.api.onnx.OnnxTagger` (same interface; runs
-    on onnxruntime without torch). Otherwise the model is loaded without importing Lightning (~5 s) where
-    :mod:`ner_zoo.api.light`'s stand-ins suffice (checked by a smoke prediction; else with the real package);
-    they are removed again afterwards, so training in the same process later imports the real Lightning.
+    on onnxruntime without torch). Otherwise the network is built alone (plain torch; Lightning is never imported).
     """
     from ner_zoo.api.hub import resolve
     from ner_zoo.api.onnx import is_onnx_folder
@@ -38,17 +34,4 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
         from ner_zoo.api.onnx import OnnxTagger
 
         return OnnxTagger(path, device=device, batch_size=batch_size, _allow_pos=_allow_pos)
-
-    def build() -> Tagger:
-        tagger = Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=_allow_pos)
-        tagger.predict_sentences([Sentence(["Smoke", "test", "."])])  # fails here if a stand-in falls short
-        for encoder in tagger.model.context_encoders():  # the smoke sentence is no context of the real input
-            encoder.documents = type(encoder.documents)()
-        return tagger
-
-    from ner_zoo.api import light
-
-    if _keep_light:  # a short-lived CLI process: the stand-ins stay
-        return light.with_real_fallback(build)
-    tagger, tagger._modules = light.with_real_fallback_detached(build)
-    return tagger
+    return Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=_allow_pos)

@@ -61,9 +61,9 @@ def load_any(path: str | Path, device: str | torch.device | None = None):
 
         model = load_folder(path)
     else:
-        from ner_zoo.training.inference import load_model
+        from ner_zoo.training.inference import load_network
 
-        model = load_model(path)
+        model = load_network(path)
     return model.to(pick_device(device)).eval()
 
 
@@ -89,7 +89,6 @@ class Tagger:
         self.batch_size = batch_size
         self.precision = str(precision)
         self.split_sentences = split_sentences
-        self._modules: dict = {}  # set by load: the stand-in modules the model was loaded under
 
     @property
     def device(self) -> torch.device:
@@ -115,10 +114,7 @@ class Tagger:
         neighbouring sentences of a document finds them among ``sentences`` and ``context`` (sentences read, not
         tagged: the rest of a file), or, with ``keep_context``, also among those of earlier calls (``ner-zoo
         predict`` tags a file group by group)."""
-        from ner_zoo.api.light import attached
-
-        with attached(self._modules):  # the model's lazy imports see what it was loaded under
-            return self._predict_sentences(sentences, keep_context, context)
+        return self._predict_sentences(sentences, keep_context, context)
 
     def _predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool, context: Sequence[Sentence]
                            ) -> list[tuple[list[Span], list[float] | None]]:
@@ -147,9 +143,7 @@ class Tagger:
         return out
 
     def _decode(self, batch) -> list:
-        if hasattr(self.model, "from_emissions"):  # a SequenceTagger (no isinstance: see load's stand-ins)
-            return self.model.from_emissions(self.model.emissions(batch), batch.mask, with_scores=True)
-        return self.model.decode(batch)
+        return self.model.predict(batch)  # spans with their scores
 
     def _autocast(self, device: torch.device):
         import torch

@@ -62,14 +62,11 @@ def encoding(text: str) -> str:
 
 
 def add_encoding(parser: argparse.ArgumentParser) -> None:
-    """``--encoding`` for a command that reads text files; the readers' messages then name it."""
+    """``--encoding`` for a command that reads text files (the command passes ``encoding_option="--encoding"`` to
+    the readers, whose messages then name it)."""
     parser.add_argument("--encoding", type=encoding, default=None,
                         help="encoding of the input files (default: UTF-8, a BOM or UTF-16 mark honoured; a file "
                              "that is not UTF-8 is read as Latin-1 with a warning; mixed encodings are an error)")
-    from ner_zoo.data.readers import common
-
-    common.ENCODING_OPTION = "--encoding"
-
 
 def add_overwrite(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true",

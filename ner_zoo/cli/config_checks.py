@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import yaml
 
-from ner_zoo.dotted import leaves
+from ner_zoo.dotted import leaves, resolve
 from ner_zoo.errors import ConfigError
 
 
@@ -191,16 +191,13 @@ def check_nulls(config: dict, where: Callable[[str], str]) -> None:
     """A ``null`` given for an argument of a class in the config (``class_path``/``init_args``, nested components
     too) that does not take None is one :class:`ConfigError` line naming the key (jsonargparse lets it through in
     subclass mode, and the class then fails on it far from the config)."""
-    from importlib import import_module
-
     def visit(node: Any, path: str) -> None:
         if not isinstance(node, dict):
             return
         cls = None
         if isinstance(node.get("class_path"), str) and isinstance(node.get("init_args"), dict):
-            module, _, name = node["class_path"].rpartition(".")
             try:
-                cls = getattr(import_module(module), name)
+                cls = resolve(node["class_path"])
             except Exception:  # jsonargparse names an unknown class itself
                 cls = None
         for key, value in node.items():

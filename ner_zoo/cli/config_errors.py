@@ -9,11 +9,11 @@ the key path and the class out of it.
 from __future__ import annotations
 
 import re
-from importlib import import_module
 from pathlib import Path
 from typing import Sequence
 
 import yaml
+from ner_zoo.dotted import resolve, short_name
 
 _OPTION = re.compile(r"Option '(\w+)' is not accepted")
 _KEY = re.compile(r'Parser key "([\w.]+)"')
@@ -55,10 +55,9 @@ def find_key(path: str, text: str) -> int | None:
 
 def renamed(class_path: str, option: str) -> str | None:
     """The new name of ``option`` when ``class_path``'s class renamed it (``training/migrations.py``)."""
-    module, _, name = class_path.rpartition(".")
     try:
-        cls = getattr(import_module(module), name)
-    except (ImportError, AttributeError, ValueError):
+        cls = resolve(class_path)
+    except (ImportError, AttributeError):
         return None
     from ner_zoo.training.migrations import renamed_keys
 
@@ -76,7 +75,7 @@ def unknown_key_line(message: str, args: Sequence[str]) -> str | None:
         return None
     path = ".init_args.".join(keys) + ".init_args." + option.group(1)
     owner = classes[-1] if len(classes) == len(keys) else None  # the class whose init_args hold the key
-    what = f"{owner.rsplit('.', 1)[-1]} has no option '{option.group(1)}'" if owner else "unknown key"
+    what = f"{short_name(owner)} has no option '{option.group(1)}'" if owner else "unknown key"
     new = renamed(owner, option.group(1)) if owner else None
     if new:
         what += f" (renamed '{new}', see docs/configs.md)"

@@ -33,12 +33,10 @@ import re
 import sys
 import warnings
 from argparse import ArgumentError
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import lightning.pytorch as pl
-import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.utilities.exceptions import SIGTERMException
@@ -49,7 +47,7 @@ from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_con
 from ner_zoo.cli.progress_bar import calm_default_progress_bar
 from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
                                        yaml_syntax_line)
-from ner_zoo.dotted import leaves
+from ner_zoo.dotted import leaves, resolve
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.training import checkpoint_checks, checkpoint_io
 from ner_zoo.training.base import NERModule
@@ -482,11 +480,10 @@ def _building(e: BaseException) -> tuple[str, str, str, bool] | None:
 
 def _model_class(class_path: str | None) -> type[NERModule] | None:
     """The zoo model class named by a checkpoint, or None (not one of ours: nothing to migrate)."""
-    module, _, name = (class_path or "").rpartition(".")
-    if not module.startswith("ner_zoo."):
+    if not (class_path or "").startswith("ner_zoo."):
         return None
     try:
-        cls = getattr(import_module(module), name)
+        cls = resolve(class_path)
     except (ImportError, AttributeError):
         return None
     return cls if isinstance(cls, type) and issubclass(cls, NERModule) else None

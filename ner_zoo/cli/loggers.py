@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from lightning.pytorch.cli import SaveConfigCallback
 from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
 from ner_zoo.results.wandb_tables import offline_note, wandb_login
 from ner_zoo.training.run_folder import FitRun, process_rank
+from ner_zoo.dotted import resolve, short_name
 
 
 def run_identity(config: dict) -> dict:
@@ -37,9 +37,8 @@ def run_identity(config: dict) -> dict:
 def _paper(class_path: str | None) -> str:
     """The model file (one per paper) defining ``class_path``: ``ner_zoo.models.PSA`` -> ``psa``."""
     try:
-        module, name = (class_path or "").rsplit(".", 1)
-        return getattr(import_module(module), name).__module__.rsplit(".", 1)[-1]
-    except (ValueError, ImportError, AttributeError):
+        return short_name(resolve(class_path or "").__module__)
+    except (ImportError, AttributeError):
         return _short(class_path)
 
 
@@ -54,7 +53,7 @@ def _data_name(data_cfg: dict) -> str:
 
 
 def _short(class_path: str | None) -> str:
-    return (class_path or "unknown").rsplit(".", 1)[-1]
+    return short_name(class_path or "unknown")
 
 
 class LogConfigCallback(SaveConfigCallback):

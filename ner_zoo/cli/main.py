@@ -50,9 +50,6 @@ def main(argv: Sequence[str] | None = None) -> int | None:
     debug = os.environ.get("NER_ZOO_DEBUG", "") not in ("", "0") or "--debug" in args
     args = [a for a in args if a != "--debug"]
     previous = _install_sigterm()
-    from ner_zoo.api import light
-
-    stand_ins_before = light.active()
     try:
         return run(args, argv is None and "--debug" not in sys.argv)
     except (NerZooError, OSError) as e:
@@ -95,8 +92,6 @@ def main(argv: Sequence[str] | None = None) -> int | None:
             sys.modules["ner_zoo.training.run_folder"].discard_unstarted()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        if light.active() and not stand_ins_before:  # called from Python: a later import gets the real Lightning
-            light.remove()
 
 
 def finish_wandb(exit_code: int) -> None:
@@ -159,9 +154,6 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
         sys.argv[1:] = args
     with quiet(verbose):
         from ner_zoo.cli.lightning_cli import NERZooCLI
-        from ner_zoo.data.readers import common
-
-        common.ENCODING_OPTION = "--data.init_args.encoding"  # the option of the data module in a config
 
         NERZooCLI(args=None if from_shell else args)  # from the shell, LightningCLI reads sys.argv itself
     if "wandb" in sys.modules:  # close the run, or an offline run file ends without its exit record

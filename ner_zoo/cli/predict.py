@@ -215,7 +215,7 @@ def records(path: Path, fmt: str, split: bool, encoding: str | None = None) -> t
             from ner_zoo.data.readers import read_nested_json
 
             data = "\n".join(ln for _, ln in itertools.chain([first], all_lines)).encode()
-            return (Record([s], source=s.source) for s in read_nested_json(name, data=data)), fmt, True
+            return (Record([s], source=s.source) for s in read_nested_json(name, data=data, encoding_option="--encoding")), fmt, True
         labelled = "gold_spans" in obj
 
         def parse() -> Iterator[Record]:
@@ -232,7 +232,8 @@ def records(path: Path, fmt: str, split: bool, encoding: str | None = None) -> t
     data = "\n".join(ln for _, ln in all_lines).encode()
     first = next((ln.split() for ln in data.decode().split("\n") if ln.strip() and not ln.startswith("-DOCSTART-")), [])
     labelled = len(first) >= 2
-    sents = read_conll(name, token_column=0, label_column=-1 if labelled else None, data=data)
+    sents = read_conll(name, token_column=0, label_column=-1 if labelled else None, data=data,
+                       encoding_option="--encoding")
     scheme = getattr(sents, "scheme", None)
     return iter([Record([s], source=s.source, scheme=scheme) for s in sents]), "conll", labelled
 
@@ -341,11 +342,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32", revision: str | None = None):
-    """The model in ``path`` (or Hub id) as a Tagger (POS taggers too), loaded without Lightning where the
-    stand-ins suffice (:func:`ner_zoo.api.loading.load`; they stay in place in this short-lived process)."""
+    """The model in ``path`` (or Hub id) as a Tagger (POS taggers too): its network alone
+    (:func:`ner_zoo.api.loading.load`)."""
     from ner_zoo.api.loading import load
 
-    return load(path, device, batch_size, precision, _allow_pos=True, _keep_light=True, revision=revision)
+    return load(path, device, batch_size, precision, _allow_pos=True, revision=revision)
 
 
 def predict_main(argv: Sequence[str]) -> int:

@@ -14,6 +14,8 @@ from typing import Any
 
 from lightning.pytorch.callbacks import RichProgressBar
 
+from ner_zoo.dotted import short_name
+
 REFRESH_PER_SECOND = 10  #: redraws per second of the CLI's default bar
 LIGHTNING_DEFAULT = 100  # RichProgressBar's own default refresh_rate
 
@@ -24,7 +26,7 @@ def names_progress_bar(configured: Iterable[Any] | None) -> bool:
 
     for c in configured or []:
         path = getattr(c, "class_path", None) or (c.get("class_path") if isinstance(c, dict) else None)
-        if isinstance(c, ProgressBar) or (isinstance(path, str) and "ProgressBar" in path.rsplit(".", 1)[-1]):
+        if isinstance(c, ProgressBar) or (isinstance(path, str) and "ProgressBar" in short_name(path)):
             return True
     return False
 

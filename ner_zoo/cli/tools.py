@@ -48,7 +48,8 @@ def score_main(argv: Sequence[str]) -> int:
     if fmt == "conll":
         from ner_zoo.data.readers import read_prediction_conll
 
-        gold, pred, tokens = read_prediction_conll(a.file, encoding=a.encoding, with_tokens=True)
+        gold, pred, tokens = read_prediction_conll(a.file, encoding=a.encoding, with_tokens=True,
+                                                     encoding_option="--encoding")
         nothing_to_score(tokens, a.file)
         if a.by is None:
             print(conlleval_report(gold, pred))
@@ -60,7 +61,8 @@ def score_main(argv: Sequence[str]) -> int:
     else:
         from ner_zoo.data.writers import read_prediction_jsonl
 
-        gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True, encoding=a.encoding)
+        gold, pred, tokens = read_prediction_jsonl(a.file, with_tokens=True, encoding=a.encoding,
+                                                     encoding_option="--encoding")
         nothing_to_score(tokens, a.file)
         if a.by is None:
             print(score_spans_report(gold, pred))
@@ -92,7 +94,7 @@ def training_sentences(train: str, parser: argparse.ArgumentParser, encoding: st
     path = Path(train)
     if path.exists():
         read = readers.read_nested_json if path.suffix in (".jsonl", ".json") else readers.read_conll
-        return read(path, encoding=encoding)
+        return read(path, encoding=encoding, encoding_option="--encoding")
     return list(corpus_class(train, parser)().sentences("train"))
 
 
@@ -161,23 +163,20 @@ def data_main(argv: Sequence[str]) -> int:
     if a.corpus:
         if a.files:
             st.error("give a corpus name or --files, not both")
-        from ner_zoo.cli import light
+        from ner_zoo.data.corpora import ColumnCorpus  # plain corpora: no Lightning
 
-        def read() -> dict:  # the corpus classes are DataModules: read without importing Lightning
-            from ner_zoo.data.corpora import ColumnDataModule
-
-            cls = corpus_class(a.corpus, st)
-            if a.encoding and not issubclass(cls, ColumnDataModule):
-                st.error(f"--encoding applies to --files and to CoNLL-column corpora, not to {cls.__name__}")
-            dm = cls(data_dir=a.data_dir, **({"encoding": a.encoding} if a.encoding else {}))
-            return {s: dm.sentences(s) for s in ("train", "dev", "test")}
-
-        splits = light.with_real_fallback(read)
+        cls = corpus_class(a.corpus, st)
+        if a.encoding and not issubclass(cls, ColumnCorpus):
+            st.error(f"--encoding applies to --files and to CoNLL-column corpora, not to {a.corpus}")
+        corpus = cls(data_dir=a.data_dir, **({"encoding": a.encoding} if a.encoding else {}))
+        corpus.encoding_option = "--encoding"  # what sets the encoding here, named in the readers' messages
+        splits = {s: corpus.sentences(s) for s in ("train", "dev", "test")}
     elif a.files:
         from ner_zoo.data import readers
 
         read = {"conll": readers.read_conll, "json": readers.read_nested_json, "ptb": readers.read_ptb}[a.format]
-        splits = {split: read(path, encoding=a.encoding) for split, path in _parse_files(a.files, st).items()}
+        splits = {split: read(path, encoding=a.encoding, encoding_option="--encoding")
+                  for split, path in _parse_files(a.files, st).items()}
     else:
         st.error("give a corpus name (e.g. conll2003) or --files SPLIT=PATH ...")
     print(format_stats(corpus_stats(splits)))
@@ -185,14 +184,9 @@ def data_main(argv: Sequence[str]) -> int:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    from ner_zoo.cli import light
+    from ner_zoo.results.compare import compare_main as compare
 
-    def run() -> int:  # older records name no data split: the corpus class's default is read, under stand-ins
-        from ner_zoo.results.compare import compare_main as compare
-
-        return compare(argv, parser_class=ArgumentParser)
-
-    return light.with_real_fallback(run)
+    return compare(argv, parser_class=ArgumentParser)
 
 
 def configs_main(argv: Sequence[str]) -> int:

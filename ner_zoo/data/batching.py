@@ -300,3 +300,28 @@ class ResumableDataLoader(torch.utils.data.DataLoader):
 
     def load_state_dict(self, state: dict) -> None:
         self._resume = (state["epoch"], state["batches"])
+
+
+class Vocabularies:
+    """The vocabularies a model needs, as one object that round-trips through a plain dict."""
+
+    def __init__(self, task: str, scheme: str | None, labels: list[str], tags: Vocab | None, words: Vocab,
+                 chars: Vocab, features: dict[str, Vocab] | None = None, tag_column: str | None = None):
+        self.task, self.scheme, self.labels, self.tags = task, scheme, labels, tags
+        self.words, self.chars, self.features, self.tag_column = words, chars, features or {}, tag_column
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "scheme": self.scheme, "labels": list(self.labels),
+                "tags": None if self.tags is None else self.tags.itos, "tag_column": self.tag_column,
+                "words": self.words.state_dict(), "chars": self.chars.state_dict(),
+                "features": {k: v.state_dict() for k, v in self.features.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Vocabularies":
+        tags = None if d.get("tags") is None else Vocab.labels(d["tags"], name="tag")
+        return cls(d["task"], d.get("scheme"), list(d["labels"]), tags, Vocab.from_state(d["words"]),
+                   Vocab.from_state(d["chars"]), {k: Vocab.from_state(v) for k, v in d.get("features", {}).items()},
+                   d.get("tag_column"))
+
+    def collator(self) -> Collator:
+        return Collator(self.words, self.chars, self.tags, self.scheme, self.tag_column, self.features)

@@ -1,8 +1,12 @@
-"""One small declarative class per benchmark corpus, plus generic modules for any user corpus.
+"""One small declarative class per benchmark corpus, plus generic ones for any user corpus.
 
 Each class states its folder (under ``$NER_ZOO_DATA``), files per split, reader and task. Corpora with
 no dev split carve a seeded share of train (``dev_fraction``, ``split_seed``; whole documents when the
 corpus has them), so the split is reproducible from the config alone.
+
+The classes here are plain :class:`~ner_zoo.data.corpus.Corpus` classes (no Lightning: ``data stats`` reads
+them). What configs name, ``ner_zoo.data.<Name>`` (e.g. ``CoNLL2003``, ``ColumnDataModule``), is the
+LightningDataModule of each, made on first access (:data:`DATA_MODULES`, :func:`data_modules`).
 """
 
 from __future__ import annotations
@@ -10,13 +14,14 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
-from ner_zoo.data.datamodule import NERDataModule
+from ner_zoo.data.corpus import Corpus
+from ner_zoo.data.readers.common import DATA_ENCODING_OPTION
 from ner_zoo.data.schema import Sentence
 
 
-class ColumnDataModule(NERDataModule):
+class ColumnCorpus(Corpus):
     """Any CoNLL-style column corpus.
 
     Args:
@@ -27,11 +32,13 @@ class ColumnDataModule(NERDataModule):
         columns: extra named columns, e.g. ``{"pos": 1}``.
         file_scheme: scheme of the files (``iob1``, ``iob2``, ``bioes``); ``None`` detects it.
         encoding: file encoding; ``None`` tries UTF-8 then Latin-1.
-        **kwargs: see :class:`NERDataModule`.
+        **kwargs: see :class:`~ner_zoo.data.corpus.Corpus`.
     """
 
     token_column = 0
     label_column = -1
+    #: the option that sets ``encoding``, named in the readers' messages (a command with its own sets another)
+    encoding_option = DATA_ENCODING_OPTION
     columns: dict[str, int] = {}
     file_scheme: str | None = None
 
@@ -54,16 +61,17 @@ class ColumnDataModule(NERDataModule):
         from ner_zoo.data.readers import read_conll
 
         return read_conll(path, token_column=self.token_column, label_column=self.label_column,
-                          columns=self.columns, scheme=self.file_scheme, encoding=self.encoding)
+                          columns=self.columns, scheme=self.file_scheme, encoding=self.encoding,
+                          encoding_option=self.encoding_option)
 
 
-class JsonDataModule(NERDataModule):
+class JsonCorpus(Corpus):
     """Any nested-NER JSON corpus (GENIA JSON-lines, ACE DyGIE-style, Locate-and-Label shape).
 
     Args:
         train_file, dev_file, test_file: file names relative to ``data_dir``.
         shape: ``genia``, ``dygie`` or ``locate_and_label``; ``None`` detects it.
-        **kwargs: see :class:`NERDataModule`.
+        **kwargs: see :class:`~ner_zoo.data.corpus.Corpus`.
     """
 
     task = "nested_ner"
@@ -93,7 +101,7 @@ class JsonDataModule(NERDataModule):
 
 
 # --- flat NER ---------------------------------------------------------------------------------------------
-class CoNLL2003(ColumnDataModule):
+class CoNLL2003Corpus(ColumnCorpus):
     """CoNLL-2003 English (Tjong Kim Sang & De Meulder 2003). Files are IOB1; 4 types."""
 
     default_subdir = "conll2003"
@@ -102,7 +110,7 @@ class CoNLL2003(ColumnDataModule):
     file_scheme = "iob1"
 
 
-class CoNLL2002Spanish(ColumnDataModule):
+class CoNLL2002SpanishCorpus(ColumnCorpus):
     """CoNLL-2002 Spanish (IOB2, UTF-8 here; Latin-1 in the original distribution, detected)."""
 
     default_subdir = "conll2002"
@@ -111,7 +119,7 @@ class CoNLL2002Spanish(ColumnDataModule):
     file_scheme = "iob2"
 
 
-class CoNLL2002Dutch(ColumnDataModule):
+class CoNLL2002DutchCorpus(ColumnCorpus):
     """CoNLL-2002 Dutch (files ``ned.train/testa/testb``, Latin-1, with ``-DOCSTART-``)."""
 
     default_subdir = "conll2002"
@@ -120,7 +128,7 @@ class CoNLL2002Dutch(ColumnDataModule):
     file_scheme = "iob2"
 
 
-class OntoNotes5(ColumnDataModule):
+class OntoNotes5Corpus(ColumnCorpus):
     """OntoNotes 5.0 English, CoNLL-2012 split, 18 types (``word POS parse NER``, IOB2)."""
 
     default_subdir = "ontonotes5"
@@ -129,7 +137,7 @@ class OntoNotes5(ColumnDataModule):
     file_scheme = "iob2"
 
 
-class WNUT2017(ColumnDataModule):
+class WNUT2017Corpus(ColumnCorpus):
     """WNUT-17 emerging entities (tweets, 6 types, ``word tag``)."""
 
     default_subdir = "wnut2017"
@@ -137,7 +145,7 @@ class WNUT2017(ColumnDataModule):
     file_scheme = "iob2"
 
 
-class JNLPBA(ColumnDataModule):
+class JNLPBACorpus(ColumnCorpus):
     """JNLPBA 2004 (5 bio-entity types). No official dev split: dev is a seeded 10% of train documents
     (``dev_fraction``/``split_seed``). Set ``dev_file: devel.tsv`` for Crichton et al.'s held-out part."""
 
@@ -147,7 +155,7 @@ class JNLPBA(ColumnDataModule):
 
 
 # --- chunking and POS -------------------------------------------------------------------------------------
-class CoNLL2000(ColumnDataModule):
+class CoNLL2000Corpus(ColumnCorpus):
     """CoNLL-2000 chunking (WSJ 15-18 / 20). No dev split: a seeded 10% of train sentences is carved."""
 
     task = "chunk"
@@ -157,7 +165,7 @@ class CoNLL2000(ColumnDataModule):
     file_scheme = "iob2"
 
 
-class WSJPOS(NERDataModule):
+class WSJPOSCorpus(Corpus):
     """Penn Treebank WSJ part-of-speech tagging from ``.mrg`` files (``-NONE-`` traces dropped).
 
     With the full treebank (files ``wsj_SSNN.mrg`` of sections 00-24) the standard split is used:
@@ -167,7 +175,7 @@ class WSJPOS(NERDataModule):
 
     Args:
         mrg_glob: glob of the tree files under ``data_dir``.
-        **kwargs: see :class:`NERDataModule`.
+        **kwargs: see :class:`~ner_zoo.data.corpus.Corpus`.
     """
 
     task = "pos"
@@ -209,7 +217,7 @@ class WSJPOS(NERDataModule):
 
 
 # --- nested NER -------------------------------------------------------------------------------------------
-class GENIA(JsonDataModule):
+class GENIACorpus(JsonCorpus):
     """GENIA 3.02, 5 types.
 
     Args:
@@ -218,7 +226,7 @@ class GENIA(JsonDataModule):
             Finkel & Manning (2009) / Lu & Roth (2015) used by Locate-and-Label and DSpERT, derived from
             ``raw/GENIAcorpus3.02.xml`` (15,023 / 1,669 / 1,854 sentences; see
             :mod:`ner_zoo.data.readers.genia_xml`).
-        **kwargs: see :class:`JsonDataModule`.
+        **kwargs: see :class:`JsonCorpus`.
     """
 
     default_subdir = "genia"
@@ -240,7 +248,7 @@ class GENIA(JsonDataModule):
         return finkel_manning_split(path, split)
 
 
-class ACE2004(JsonDataModule):
+class ACE2004Corpus(JsonCorpus):
     """ACE 2004 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets). The shipped files pack each
     split into one pseudo-document, so sentences get no document context (:attr:`pseudo_documents`)."""
 
@@ -249,7 +257,7 @@ class ACE2004(JsonDataModule):
     files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
 
 
-class ACE2005(JsonDataModule):
+class ACE2005Corpus(JsonCorpus):
     """ACE 2005 nested NER, 7 types (DyGIE-style JSON: global inclusive offsets). Files packing a split into one
     pseudo-document give no document context; one record per document keeps the documents."""
 
@@ -258,7 +266,7 @@ class ACE2005(JsonDataModule):
     files = {"train": "train.json", "dev": "dev.json", "test": "test.json"}
 
 
-class KBP2017(JsonDataModule):
+class KBP2017Corpus(JsonCorpus):
     """TAC-KBP 2017 nested NER in the Locate-and-Label JSON shape (LDC-licensed; not shipped)."""
 
     default_subdir = "kbp2017"
@@ -266,7 +274,7 @@ class KBP2017(JsonDataModule):
     shape = "locate_and_label"
 
 
-class SampleCorpus(ColumnDataModule):
+class BundledCorpus(ColumnCorpus):
     """The small sample corpus bundled with the package (for the quickstart and tests)."""
 
     files = {"train": "train.conll", "dev": "dev.conll", "test": "test.conll"}
@@ -276,6 +284,36 @@ class SampleCorpus(ColumnDataModule):
         super().__init__(data_dir=data_dir or str(Path(__file__).parent / "sample"), **kwargs)
 
 
-CORPORA = {cls.__name__.lower(): cls for cls in (
-    CoNLL2003, CoNLL2002Spanish, CoNLL2002Dutch, OntoNotes5, WNUT2017, JNLPBA, CoNLL2000, WSJPOS, GENIA,
-    ACE2004, ACE2005, KBP2017, SampleCorpus)}
+#: what configs name (``ner_zoo.data.<Name>``) -> its corpus; the LightningDataModule of each is made on first access
+DATA_MODULES: dict[str, type[Corpus]] = {
+    "ColumnDataModule": ColumnCorpus, "JsonDataModule": JsonCorpus, "CoNLL2003": CoNLL2003Corpus,
+    "CoNLL2002Spanish": CoNLL2002SpanishCorpus, "CoNLL2002Dutch": CoNLL2002DutchCorpus, "OntoNotes5": OntoNotes5Corpus,
+    "WNUT2017": WNUT2017Corpus, "JNLPBA": JNLPBACorpus, "CoNLL2000": CoNLL2000Corpus, "WSJPOS": WSJPOSCorpus,
+    "GENIA": GENIACorpus, "ACE2004": ACE2004Corpus, "ACE2005": ACE2005Corpus, "KBP2017": KBP2017Corpus,
+    "SampleCorpus": BundledCorpus}
+#: the benchmark corpora by lower-case name (what ``data stats`` and ``score --train`` accept)
+CORPORA = {name.lower(): corpus for name, corpus in DATA_MODULES.items()
+           if corpus not in (ColumnCorpus, JsonCorpus)}
+
+
+def data_modules(corpora: dict[str, type[Corpus]]) -> Callable[[str], type]:
+    """A corpora module's ``__getattr__`` that makes, on first access, the LightningDataModule called ``name`` of
+    each corpus: the corpus (reading) and :class:`~ner_zoo.data.datamodule.NERDataModule` (batching), found again
+    under its own module and name (configs, pickling)."""
+    made: dict[str, type] = {}
+
+    def __getattr__(name: str) -> type:
+        if name not in corpora:
+            raise AttributeError(f"module 'ner_zoo.data.corpora' has no attribute {name!r}")
+        if name not in made:
+            from ner_zoo.data.datamodule import NERDataModule
+
+            corpus = corpora[name]
+            made[name] = type(name, (corpus, NERDataModule), {"__module__": corpus.__module__, "__qualname__": name,
+                                                             "__doc__": corpus.__doc__, "corpus": corpus})
+        return made[name]
+
+    return __getattr__
+
+
+__getattr__ = data_modules(DATA_MODULES)

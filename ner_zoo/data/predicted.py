@@ -7,12 +7,12 @@ is computed from the tokens alone (no gold, no other column), so it is the same 
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import DataFormatError
+from ner_zoo.dotted import resolve
 
 
 ColumnPredictor = Callable[[Sequence[Sentence], "str | Path"], list[list[str]]]
@@ -25,8 +25,7 @@ def resolve_predictor(predictor: ColumnPredictor | str) -> ColumnPredictor:
     """``predictor`` itself, or the function its dotted name names."""
     if callable(predictor):
         return predictor
-    module, _, name = predictor.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+    return resolve(predictor)
 
 
 def add_predicted_columns(sentences: Sequence[Sentence], columns: dict[str, str], where: object = None,

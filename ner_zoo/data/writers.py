@@ -10,9 +10,8 @@ import json
 import os
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
-from ner_zoo.data.readers.common import read_text
+from ner_zoo.data.readers.common import DATA_ENCODING_OPTION, read_text
 from ner_zoo.data.readers.conll import read_prediction_conll
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.tagging import TagScheme, spans_to_tags
@@ -129,15 +128,15 @@ def _spans(value: object, n: int, where: str, key: str) -> list[Span]:
     return out
 
 
-def read_prediction_jsonl(path: str | os.PathLike[str], with_tokens: bool = False, encoding: str | None = None
-                          ) -> tuple[list, ...]:
+def read_prediction_jsonl(path: str | os.PathLike[str], with_tokens: bool = False, encoding: str | None = None,
+                          encoding_option: str = DATA_ENCODING_OPTION) -> tuple[list, ...]:
     """Read a :func:`write_jsonl` file back as ``(gold_spans_per_sentence, predicted_spans_per_sentence)``
     (and the tokens per sentence as a third item, ``with_tokens``).
 
     Raises:
         DataFormatError: naming file and line for invalid JSON, a missing key or a malformed span.
     """
-    text, _ = read_text(path, encoding)
+    text, _ = read_text(path, encoding, encoding_option=encoding_option)
     gold: list[list[Span]] = []
     pred: list[list[Span]] = []
     tokens: list[list[str]] = []

@@ -4,9 +4,9 @@ strong baseline of DSpERT (``docs/papers.md``, DSpERT).
 
 Map to code: word states ``x`` from a pretrained transformer (:class:`~ner_zoo.modules.transformer.
 TransformerEncoder`, first sub-word), optional BiLSTM ``h = BiLSTM(x)``; ``h_s = FFNN_s(h)``,
-``h_e = FFNN_e(h)`` (:attr:`BiaffineNER.start_ffn` / ``end_ffn``); ``r_m(s, e) = h_s^T U_m h_e + W_m
+``h_e = FFNN_e(h)`` (:attr:`BiaffineNERNet.start_ffn` / ``end_ffn``); ``r_m(s, e) = h_s^T U_m h_e + W_m
 [h_s; h_e] + b_m`` per class (:class:`~ner_zoo.modules.biaffine.Biaffine` with both biases) for every
-``s <= e`` with ``e - s < max_width`` (:meth:`BiaffineNER.span_logits`); softmax cross-entropy or soft
+``s <= e`` with ``e - s < max_width`` (:meth:`BiaffineNERNet.span_logits`); softmax cross-entropy or soft
 (boundary-smoothed) cross-entropy (``loss``); decoding: argmax, drop NONE, greedy by probability without
 clashes (flat: no overlap; nested: no crossing).
 
@@ -28,9 +28,10 @@ from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
+from ner_zoo.training.hosting import hosts
 
 
-class BiaffineNER(GridSpanModel):
+class BiaffineNERNet(GridSpanModel):
     """Transformer word states (-> BiLSTM) -> start / end FFNNs -> biaffine scores of every span -> softmax.
 
     Args:
@@ -56,8 +57,7 @@ class BiaffineNER(GridSpanModel):
                  lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150, ffn_dropout: float = 0.2,
                  max_width: int | None = None, loss: SpanLoss | None = None, pretrained_lr: float | None = 2e-5,
                  **kwargs: Any):
-        super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
-        self.save_hyperparameters(logger=False)
+        super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         if max_width is not None and max_width < 1:
             raise ValueError(f"max_width must be >= 1 or null, got {max_width}")
         self.max_width = max_width
@@ -83,3 +83,6 @@ class BiaffineNER(GridSpanModel):
         b = torch.arange(x.shape[0], device=x.device).unsqueeze(1)
         start, last = grid.spans[..., 0], (grid.spans[..., 1] - 1).clamp(max=L - 1)
         return grid, scores[b, start, last]
+
+
+__getattr__ = hosts(BiaffineNERNet)  # BiaffineNER: the LightningModule that fits BiaffineNERNet (ner_zoo.training.base)

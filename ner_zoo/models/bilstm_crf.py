@@ -26,9 +26,10 @@ from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.hosting import hosts
 
 
-class BiLSTMCRF(SequenceTagger):
+class BiLSTMCRFNet(SequenceTagger):
     """Word + character embeddings -> BiLSTM -> linear -> CRF (or softmax).
 
     Args:
@@ -48,7 +49,6 @@ class BiLSTMCRF(SequenceTagger):
                  lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
-        self.save_hyperparameters(logger=False)
         self.tokens = TokenEncoder(self.vocabs, words, char_encoder)
         self.tokens.words.track_rows = True  # only the lookup reads the word weights: clip over touched rows
         self.dropout = Dropout(dropout)  # on the inputs too: the fast CPU mask (modules/dropout.py)
@@ -59,3 +59,6 @@ class BiLSTMCRF(SequenceTagger):
         x = self.dropout(self.tokens(batch))
         h = self.dropout(self.lstm(x, batch.mask))
         return self.projection(h)
+
+
+__getattr__ = hosts(BiLSTMCRFNet)  # BiLSTMCRF: the LightningModule that fits BiLSTMCRFNet (ner_zoo.training.base)

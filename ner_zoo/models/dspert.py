@@ -5,13 +5,13 @@ Spans live on sub-words (``K``, the config's ``max_width``, counts sub-words); g
 ``[first sub-word of the start word, end of the last word)``. Map from the paper (Sections 3.1-3.3) to code:
 
 * token Transformer ``H^0..H^L`` (sub-word level, target sentence only): ``TransformerEncoder.encode`` in
-  :meth:`DSpERT.encode` (with optional document context, sentences longer than the model are windowed);
+  :meth:`DSpERTNet.encode` (with optional document context, sentences longer than the model are windowed);
 * span Transformer ``S^{l,k}`` for ``k = 2..K`` (Eqs. 1-4): :class:`~ner_zoo.modules.span_transformer.
   SpanTransformer` over the top ``L~`` layers (``depth``; 0 = max-pooled last layer, the shallow model),
   a copy of the token Transformer's layers (``tied_weights``: the same modules); ``S^{L,1} = H^L``;
 * BiLSTM before the classifier: one over ``H^L`` (size 1), a second one shared by the sizes ``k >= 2``
-  running along the start positions of ``S^{L,k}`` (:meth:`DSpERT.span_states`, ``lstm_hidden``);
-* ``z = FFN([h_span; w_k])`` with a 25-d width embedding, ``p = softmax(W z)`` (:meth:`DSpERT.span_logits`);
+  running along the start positions of ``S^{L,k}`` (:meth:`DSpERTNet.span_states`, ``lstm_hidden``);
+* ``z = FFN([h_span; w_k])`` with a 25-d width embedding, ``p = softmax(W z)`` (:meth:`DSpERTNet.span_logits`);
   departure: with an uncased encoder (the offline MiniLM) its ``casing_dim`` appends the casing embedding of
   the span's first and last word, ``[h_span; w_k; c_first; c_last]`` (0 for cased encoders, as the paper's);
 * boundary smoothing loss (Zhu & Li 2022, eps 0.1), summed over the spans of a sentence (``loss``);
@@ -25,7 +25,6 @@ import inspect
 from typing import Any, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.modules.rnn import BiLSTMEncoder
@@ -34,6 +33,8 @@ from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
 from ner_zoo.modules.transformer import EncoderOutput, TransformerEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
@@ -68,7 +69,7 @@ def word_aligned_spans(spans: Tensor, word_start: Tensor, word_end: Tensor, word
     return torch.stack([s, e], -1), (s >= 0) & (e > s)
 
 
-class DSpERT(SpanModel):
+class DSpERTNet(SpanModel):
     """Token Transformer + span Transformer -> BiLSTM streams -> [span; width] -> FFN -> softmax.
 
     Args:
@@ -103,8 +104,7 @@ class DSpERT(SpanModel):
                  pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
                  ffn_dim: int = 300, ffn_dropout: Sequence[float] = (0.4, 0.2), loss: SpanLoss | None = None,
                  pretrained_lr: float | None = 2e-5, **kwargs: Any):
-        super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
-        self.save_hyperparameters(logger=False)
+        super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")
         self.max_width = max_width
@@ -174,7 +174,7 @@ class DSpERT(SpanModel):
         if not self._warned_width:
             wide = int((batch.gold_mask & (gold[..., 1] - gold[..., 0] > self.max_width)).sum())
             if wide:
-                rank_zero_warn(f"{wide} gold entities of a training batch are longer than max_width="
+                warn(f"{wide} gold entities of a training batch are longer than max_width="
                                f"{self.max_width} sub-words and cannot be predicted (warned once)")
                 self._warned_width = True
         return self.loss(logits, grid, gold, batch.gold_mask)
@@ -183,3 +183,6 @@ class DSpERT(SpanModel):
         enc, grid, logits = self.span_logits(batch)
         spans, aligned = word_aligned_spans(grid.spans, enc.word_start, enc.word_end, enc.word_mask)
         return self.select_spans(spans, grid.mask & aligned, logits.float().softmax(-1))
+
+
+__getattr__ = hosts(DSpERTNet)  # DSpERT: the LightningModule that fits DSpERTNet (ner_zoo.training.base)

@@ -6,15 +6,15 @@ AAAI 2020. Notes on the paper and the official code (Hire-NER): ``docs/papers.md
 Map from the paper to the code:
 
 * token representation ``x_i = [w_i; c_i]`` (IntNet chars, :class:`ner_zoo.modules.intnet.IntNet`; plus
-  transformer word features for "+BERT"): :meth:`HCR.encode`.
+  transformer word features for "+BERT"): :meth:`HCRNet.encode`.
 * sentence level: independent BiLSTM states ``v``; Eq. 5 ``e(x_i, l_j)`` cosine to the label embeddings;
   Eq. 6 conv over positions (full ``P -> P`` as in the code) + ReLU + max over labels; Eq. 7 softmax;
-  Eq. 8 ``s = sum_i beta_i v_i``: :class:`LabelAttentionPooling`, :meth:`HCR.sentence_vector`.
-* ``x'_i = [x_i; s]`` -> sequence-labelling BiLSTM ``h``: :meth:`HCR.encode`.
+  Eq. 8 ``s = sum_i beta_i v_i``: :class:`LabelAttentionPooling`, :meth:`HCRNet.sentence_vector`.
+* ``x'_i = [x_i; s]`` -> sequence-labelling BiLSTM ``h``: :meth:`HCRNet.encode`.
 * document level: memory update / query, Eqs. 9-12:
-  :class:`~ner_zoo.modules.memory.KeyValueTokenMemory`, :meth:`HCR.document_vectors`.
+  :class:`~ner_zoo.modules.memory.KeyValueTokenMemory`, :meth:`HCRNet.document_vectors`.
 * fusion: the code's ``P = (1 - a) W_h h + a W_m r`` (``fusion="emission"``) or Eq. 13 ``g = (1 - a) h + a r``
-  (``fusion="state"``; the paper's lambda is ``1 - memory_weight``): :meth:`HCR.emissions`.
+  (``fusion="state"``; the paper's lambda is ``1 - memory_weight``): :meth:`HCRNet.emissions`.
 * Eqs. 1-4, CRF: :class:`~ner_zoo.training.tagger.SequenceTagger`.
 
 Departures from the paper and the official code (notes: ``docs/papers.md``, HCR), each a switch:
@@ -53,13 +53,11 @@ With ``sentence_level`` and ``document_level`` off this is the IntNet-BiLSTM-CRF
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any, Literal, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
-from lightning.pytorch.utilities import rank_zero_warn
 from torch import nn
 
 from ner_zoo.data.batching import Batch
@@ -70,6 +68,7 @@ from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.hosting import hosts
 
 
 MEMORY_MODES = ("as_is", "zero", "train_only")
@@ -118,7 +117,7 @@ class LabelAttentionPooling(nn.Module):
         return torch.einsum("bl,bld->bd", beta, states.float()), beta
 
 
-class HCR(SequenceTagger):
+class HCRNet(SequenceTagger):
     """IntNet-BiLSTM-CRF with a sentence-level vector and a document-level key-value memory.
 
     Args:
@@ -174,8 +173,7 @@ class HCR(SequenceTagger):
                  released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum",
                  memory_mode: Literal["as_is", "zero", "train_only"] = "as_is", **kwargs: Any):
         super().__init__(vocabs=vocabs, loss_reduction=loss_reduction, **kwargs)  # the tag loss: SequenceTagger
-        self.save_hyperparameters(logger=False)
-        check_choices(HCR.__init__, locals())
+        check_choices(HCRNet.__init__, locals())
         self.fusion, self.memory_weight = fusion, memory_weight
         self.memory_warmup_epochs, self.transductive = memory_warmup_epochs, transductive
         if not 0.0 <= memory_dropout < 1.0:
@@ -228,13 +226,6 @@ class HCR(SequenceTagger):
                 splits.update(dev=ids(context.get("dev", ())), test=ids(context.get("test", ())))
             self.memory.build(splits)
 
-    def on_fit_start(self) -> None:
-        strategy = self.trainer.strategy
-        if self.memory is not None and getattr(strategy, "_ddp_kwargs", {}).get("broadcast_buffers", True) and \
-                self.trainer.world_size > 1:
-            rank_zero_warn("HCR's memory syncs itself across processes; pass broadcast_buffers=False to DDPStrategy "
-                           "to avoid broadcasting it from rank 0 at every step")
-
     @torch.no_grad()
     def label_vectors(self, sentences: Sequence[Sentence]) -> tuple[torch.Tensor, torch.Tensor]:
         """Per tag, the average (main-branch) word embedding of the training tokens with that tag;
@@ -270,7 +261,7 @@ class HCR(SequenceTagger):
 
     def memory_active(self) -> bool:
         """The memory output is used (zero during the first ``memory_warmup_epochs`` of training)."""
-        return not self.training or self._trainer is None or self.current_epoch >= self.memory_warmup_epochs
+        return not self.training or self.epoch is None or self.epoch >= self.memory_warmup_epochs
 
     def document_vectors(self, words: torch.Tensor, mask: torch.Tensor, own_slots: torch.Tensor | None = None
                          ) -> torch.Tensor:
@@ -316,8 +307,8 @@ class HCR(SequenceTagger):
             return (1 - a) * self.projection(h) + a * self.memory_projection(r.to(h.dtype))
         return self.projection((1 - a) * h + a * r.to(h.dtype))
 
-    # memory hooks ---------------------------------------------------------------------------------------------
-    def on_after_backward(self) -> None:
+    # what the fit tells the memory ----------------------------------------------------------------------------
+    def after_backward(self) -> None:
         # this step's slot writes, all-gathered across processes; applied here (not at batch end) so that a
         # step checkpoint, saved by callbacks before the module's on_train_batch_end, holds them
         if self.memory is not None:
@@ -325,10 +316,10 @@ class HCR(SequenceTagger):
 
     @torch.no_grad()
     def write_split(self, split: str, batches) -> None:
-        """Transductive warm-up: write the slots of every sentence of ``split`` (``batches``: the evaluation
-        loader) with the current model, then share the writes across processes (a collective call)."""
+        """Transductive warm-up: write the slots of every sentence of ``split`` (``batches``: the evaluated
+        batches, on the model's device) with the current model, then share the writes across processes (a
+        collective call)."""
         for batch in batches:
-            batch = self.trainer.strategy.batch_to_device(batch) if self._trainer is not None else batch
             w, h = self.encode(batch)
             self.memory.write(self.memory.slots_of(split, batch.indices, batch.mask), w, h, deferred=True)
         self.memory.sync_deferred()
@@ -338,30 +329,14 @@ class HCR(SequenceTagger):
         """The split being evaluated whose tokens own slots (transductive), else None."""
         return getattr(self, "_eval_split", None) if self.transductive else None
 
-    def _warm_up(self, split: str, loaders, limits) -> None:
+    def start_evaluation(self, split: str, batches) -> None:
         self._eval_split = split  # its tokens leave their own slots out (leave_one_out), as in training
         if self.memory is None or not self.transductive or self.memory.num_slots == 0 or self.memory_mode != "as_is":
             return  # the probe modes read no slot of the evaluated split
-        loaders = loaders if isinstance(loaders, (list, tuple)) else [loaders]
-        for loader, limit in zip(loaders, limits):  # the batches the loop will score, no more
-            self.write_split(split, itertools.islice(loader, int(limit) if math.isfinite(limit) else None))
+        self.write_split(split, batches())  # the batches the loop will score, no more
 
-    def on_validation_epoch_start(self) -> None:
-        super().on_validation_epoch_start()
-        t = self.trainer
-        self._warm_up("dev", t.val_dataloaders, t.num_sanity_val_batches if t.sanity_checking else t.num_val_batches)
-
-    def on_test_epoch_start(self) -> None:
-        super().on_test_epoch_start()
-        self._warm_up("test", self.trainer.test_dataloaders, self.trainer.num_test_batches)
-
-    def on_validation_epoch_end(self) -> None:
+    def end_evaluation(self) -> None:
         self._eval_split = None
-        super().on_validation_epoch_end()
-
-    def on_test_epoch_end(self) -> None:
-        self._eval_split = None
-        super().on_test_epoch_end()
 
 
 def released_scatter(r: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -383,3 +358,6 @@ def released_scatter(r: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     b = len(order)
     out[last, :n] = flat[(b - 1) * n: b * n]
     return out
+
+
+__getattr__ = hosts(HCRNet)  # HCR: the LightningModule that fits HCRNet (ner_zoo.training.base)

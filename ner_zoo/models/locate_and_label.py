@@ -7,21 +7,21 @@ Map from the paper's equations to code (``st``/``ed`` inclusive in the paper; sp
 end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]``):
 
 * §2.1 encoder ``h = BiLSTM([glove; char BiLSTM; POS; transformer(sentence with one neighbour each
-  side)])``: :meth:`LocateAndLabel.token_states` (pieces shared with the exhaustive span classifier).
+  side)])``: :meth:`LocateAndLabelNet.token_states` (pieces shared with the exhaustive span classifier).
   POS only when the data has the column (none of the shipped corpora does: warned at setup; a data
   module's ``predicted_columns`` can add tags from a zoo POS tagger); ``results.json`` lists ``features_used``.
   Dropout as the code (§3.3 "a dropout before the filter, regressor and entity classifier"): ``embed_dropout``
   on GloVe/char/POS only, none on the transformer features (``encoder_dropout: 0``) or on ``h``, and
   ``dropout`` once on each head's input. The exhaustive baseline's ``ablations/lnl_encoder.yaml`` uses the
   same placement.
-* §2.2 seeds and targets: :meth:`LocateAndLabel.training_seeds` (``train_widths``: the configs use Table 6,
+* §2.2 seeds and targets: :meth:`LocateAndLabelNet.training_seeds` (``train_widths``: the configs use Table 6,
   ACE04 / ACE05 / KBP17 [1-7, 9, 11, 13, 15] (the released code's ACE05 and KBP17 windows leave out 6) and
   GENIA [1-10], so the regressor must reach lengths never seeded; every gold span;
   pairing by best IoU, positive iff IoU > alpha1; negatives sampled ``neg_ratio * #pos + neg_extra`` per
-  sentence, resampled every step from ``(sample_seed, global_step)``).
+  sentence, resampled every step from ``(sample_seed, step)``, the fit's optimiser step).
 * Eq. 1-3 filter ``sigmoid(MLP([max-pool; h_st; h_ed]))``, Eq. 4-5 regressor ``MLP([max-pool; h_{st-1};
   h_{ed+1}])`` (signed; ``regressor_norm`` gives the code's ``sigmoid x length``), Eq. 6-7 rounding
-  ``floor(t + 1/2)``, Eq. 8-10 classifier on the adjusted span: :meth:`LocateAndLabel.propose`. A
+  ``floor(t + 1/2)``, Eq. 8-10 classifier on the adjusted span: :meth:`LocateAndLabelNet.propose`. A
   boundary outside the sentence is clamped into it (Eq. 6-7; ``out_of_range: illegal`` = the code, which
   drops such spans). An adjustment with ``start >= end`` (or, under ``illegal``, outside the sentence) is
   *illegal*: reverted to the seed, excluded from the classifier loss and from decoding.
@@ -29,12 +29,12 @@ end)`` with ``end`` exclusive, so ``h_ed = h[end - 1]`` and ``h_{ed+1} = h[end]`
 * Eq. 12 focal filter loss (``gamma``), Eq. 13-15 smooth-L1 summed over the two boundaries (Eq. 14) +
   overlap, on the unrounded boundaries (positives), Eq. 16 classifier cross-entropy (``classifier_gamma:
   0``; the code's focal loss: 2), targets recomputed online from the rounded adjusted span (hit iff IoU
-  with the paired gold >= alpha2), Eq. 17 weighted sum: :meth:`LocateAndLabel.loss_terms` /
-  :meth:`LocateAndLabel.compute_loss` (means over valid examples).
+  with the paired gold >= alpha2), Eq. 17 weighted sum: :meth:`LocateAndLabelNet.loss_terms` /
+  :meth:`LocateAndLabelNet.compute_loss` (means over valid examples).
 * Table 3 ablations: ``use_regressor: false`` (offsets 0, the code's ``no_regressor``), ``use_filter: false``
   (every legal span is classified), ``nms_decay: 1`` (w/o Soft-NMS), ``eta: 0`` (w/o soft examples);
   configs in ``configs/locate_and_label/ablations/``.
-* §2.6 / Alg. 1 decoding: :meth:`LocateAndLabel.select_proposals`: keep argmax != NONE, filter-passed,
+* §2.6 / Alg. 1 decoding: :meth:`LocateAndLabelNet.select_proposals`: keep argmax != NONE, filter-passed,
   legal proposals; step Soft-NMS over all of them (Eq. 18: decay ``u`` when IoU >= ``k``; Alg. 1 has no
   merge step, so several seeds regressed onto one span each take part, best first), keep score > delta;
   a (span, label) proposed by several seeds is one entity, the best-scoring seed's (``duplicates: paper``).
@@ -55,11 +55,8 @@ from __future__ import annotations
 from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
-from torchmetrics import Metric
 
-from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import check_choices
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
@@ -70,6 +67,8 @@ from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel, compact, span_rows
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 TABLE6_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15]  # Table 6, ACE04 / ACE05 / KBP17 (the code's ACE05: no 6)
 
@@ -88,26 +87,8 @@ def pair_iou(a: Tensor, b: Tensor) -> Tensor:
     return inter / union.float().clamp(min=1e-12)
 
 
-class ProposalsPerGold(Metric):
-    """Span proposals kept by the filter per gold entity (the paper reports about 3), summed over ranks."""
-
-    full_state_update = False
-
-    def __init__(self):
-        super().__init__()
-        self.add_state("proposals", torch.tensor(0), dist_reduce_fx="sum")
-        self.add_state("entities", torch.tensor(0), dist_reduce_fx="sum")
-
-    def update(self, proposals: Tensor | int, entities: int) -> None:
-        self.proposals += int(proposals)
-        self.entities += int(entities)
-
-    def compute(self) -> Tensor:
-        return self.proposals.float() / self.entities.clamp(min=1).float()
-
-
 class Proposals(NamedTuple):
-    """Outputs of :meth:`LocateAndLabel.propose` for ``N`` seeds per sentence.
+    """Outputs of :meth:`LocateAndLabelNet.propose` for ``N`` seeds per sentence.
 
     Attributes:
         filter_logits: ``[B, N]`` (``p_filter = sigmoid``; ``+inf`` without a filter).
@@ -128,7 +109,7 @@ def _mlp(in_dim: int, hidden: int, out: int, dropout: float) -> nn.Sequential:
     return nn.Sequential(nn.Dropout(dropout), nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, out))
 
 
-class LocateAndLabel(SpanModel):
+class LocateAndLabelNet(SpanModel):
     """Seed spans -> proposal filter + boundary regressor -> entity classifier on adjusted spans.
 
     Args:
@@ -207,8 +188,7 @@ class LocateAndLabel(SpanModel):
                  use_filter: bool = True, crossing: Literal["off", "after_threshold", "code"] = "off",
                  out_of_range: Literal["clamp", "illegal"] = "clamp", **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
-        self.save_hyperparameters(logger=False)
-        check_choices(LocateAndLabel.__init__, locals())
+        check_choices(LocateAndLabelNet.__init__, locals())
         if duplicates == "paper" and duplicate_score != "none":
             raise ValueError(f"duplicate_score {duplicate_score!r} needs duplicates: first (duplicates: paper merges "
                              "nothing; as_released is first + repeat)")
@@ -227,7 +207,7 @@ class LocateAndLabel(SpanModel):
         self.filter = _mlp(3 * dim, ffn_dim, 1, dropout) if use_filter else None
         self.regressor = _mlp(3 * dim, ffn_dim, 2, dropout) if use_regressor else None
         self.classifier = _mlp(3 * dim, ffn_dim, self.num_classes, dropout)
-        self.proposal_metrics = nn.ModuleDict({stage: ProposalsPerGold() for stage in ("val", "test")})
+        self.proposal_counts: list[int] | None = None  # [proposals, gold entities] while evaluating
 
     # setup -------------------------------------------------------------------------------------------------
     @property
@@ -237,7 +217,7 @@ class LocateAndLabel(SpanModel):
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
         super().prepare(train, context)  # document context of the transformer features
         if self.hparams.pos_feature and not self.pos_feature:
-            rank_zero_warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
+            warn(f"pos_feature={self.hparams.pos_feature!r} is configured but the data has no such feature "
                            f"column (data features: {sorted(self.vocabs.features)}): the model runs without POS "
                            "(paper §2.1 uses it); add `features: [pos]` and a pos column (or predicted_columns)")
 
@@ -296,7 +276,7 @@ class LocateAndLabel(SpanModel):
         if self.hparams.neg_ratio is not None:
             n_pos, n_neg = positive.sum(1), negative.sum(1)
             quota = torch.minimum(n_neg, (self.hparams.neg_ratio * n_pos).long() + self.hparams.neg_extra)
-            g = torch.Generator().manual_seed(int(self.hparams.sample_seed) * 1_000_003 + int(self.global_step))
+            g = torch.Generator().manual_seed(int(self.hparams.sample_seed) * 1_000_003 + int(self.step))
             keys = torch.rand(negative.shape, generator=g).to(negative.device).masked_fill(~negative, 2.0)
             rank = keys.argsort(1).argsort(1)
             negative = negative & (rank < quota.unsqueeze(1))
@@ -399,7 +379,11 @@ class LocateAndLabel(SpanModel):
         return p, filtered, filtered & (p.class_logits.argmax(-1) > 0)
 
     def decode(self, batch: SpanBatch) -> list[list[Span]]:
-        return self.decode_counting(batch)[0]
+        preds, proposals = self.decode_counting(batch)
+        if self.proposal_counts is not None:  # an evaluation: proposals per gold entity (the paper: about 3)
+            self.proposal_counts[0] += proposals
+            self.proposal_counts[1] += sum(len(s.spans or []) for s in batch.sentences)
+        return preds
 
     def decode_counting(self, batch: SpanBatch) -> tuple[list[list[Span]], int]:
         """Decoded spans and the number of proposals the filter kept (legal, any label) in the batch."""
@@ -413,19 +397,17 @@ class LocateAndLabel(SpanModel):
         """Number of span proposals kept by the filter (legal, any label) in a batch (for diagnostics)."""
         return int(self.eval_proposals(batch)[1].sum())
 
-    # metrics -----------------------------------------------------------------------------------------------
-    def eval_step(self, batch: Batch, stage: str) -> list[list]:
-        preds, proposals = self.decode_counting(batch)
-        gold = self.gold(batch)
-        self.update_metrics(stage, preds, gold)
-        self.proposal_metrics[stage].update(proposals, sum(len(g) for g in gold))
-        return preds
+    # what the fit logs ------------------------------------------------------------------------------------
+    def start_evaluation(self, split: str, batches) -> None:
+        self.proposal_counts = [0, 0]
 
-    def log_metrics(self, stage: str) -> dict:
-        result = super().log_metrics(stage)
-        self.log(f"{stage}/proposals_per_gold", float(self.proposal_metrics[stage].compute()))
-        self.proposal_metrics[stage].reset()
-        return result
+    def end_evaluation(self) -> None:
+        self.counted, self.proposal_counts = self.proposal_counts, None
 
-    def stage_metrics(self, stage: str) -> list:
-        return super().stage_metrics(stage) + [self.proposal_metrics[stage]]
+    def eval_values(self) -> dict[str, tuple[float, float]]:
+        """Span proposals kept by the filter per gold entity, summed over processes."""
+        proposals, entities = getattr(self, "counted", None) or (0, 0)
+        return {"proposals_per_gold": (float(proposals), float(max(entities, 1)))}
+
+
+__getattr__ = hosts(LocateAndLabelNet)  # LocateAndLabel: the LightningModule that fits LocateAndLabelNet (ner_zoo.training.base)

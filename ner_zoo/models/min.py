@@ -8,7 +8,7 @@ Map from the paper to the code:
 
 * Eq. 1, ``x_i = [w_i; c_i]`` (+ optional transformer word features): ``self.tokens``
   (:class:`~ner_zoo.modules.token_encoder.TokenEncoder`).
-* Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MIN.states`.
+* Eq. 2, ``H = BiLSTM_ner(X)``; Sec. 3.2/3.3 ``H^Bdy``, ``H^Type`` from their own BiLSTMs: :meth:`MINNet.states`.
 * Eqs. 8-10, sentinel, decoder, biaffine pointer ``p(w_i|w_j)`` and ``H^Seg``:
   :class:`~ner_zoo.modules.pointer.PointerBoundaryDecoder`; gold pointers from spans in :func:`pointer_targets`
   (built by :class:`MINCollator`, with the other targets of :func:`min_targets`).
@@ -16,8 +16,8 @@ Map from the paper to the code:
   Eq. 11, ``H̄^Bdy = [h^{B-E}; sum_j alpha_ij h^{T-E}_j]`` (and symmetrically ``H̄^Type``):
   :class:`CrossBiaffineAttention`.
 * Eq. 3, ``H_B = sigma(W_1 H + W_B H̄^Bdy) * H̄^Bdy`` (``H_T``, ``H_S`` alike): :class:`Gate`.
-* Eq. 4, ``H^NER = W [H; H_B; H_T; H_S] + b`` -> NER CRF (Eqs. 5-7): :meth:`MIN.emissions`.
-* Eqs. 12-13, ``L = L_NER + L_Type + L_Bdy``: :meth:`MIN.compute_loss`. Only the NER CRF is decoded.
+* Eq. 4, ``H^NER = W [H; H_B; H_T; H_S] + b`` -> NER CRF (Eqs. 5-7): :meth:`MINNet.emissions`.
+* Eqs. 12-13, ``L = L_NER + L_Type + L_Bdy``: :meth:`MINNet.compute_loss`. Only the NER CRF is decoded.
 
 Ablations are switches: ``use_boundary``, ``use_type``, ``use_interaction`` (both off: the "NER module
 only" baseline, i.e. BiLSTM-CRF with the same inputs and sizes).
@@ -53,6 +53,7 @@ from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.hosting import hosts
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
@@ -208,7 +209,7 @@ class Gate(nn.Module):
 
 
 # the model -------------------------------------------------------------------------------------------------
-class MIN(SequenceTagger):
+class MINNet(SequenceTagger):
     """NER module (BiLSTM-CRF) fed through gates by a boundary module and a type module that interact.
 
     Args:
@@ -251,7 +252,6 @@ class MIN(SequenceTagger):
                  fusion_hidden: int | None = None, type_loss_weight: float = 1.0, boundary_loss_weight: float = 1.0,
                  label_loss_weight: float = 0.0, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
-        self.save_hyperparameters(logger=False)
         self.use_boundary, self.use_type = use_boundary, use_type
         self.use_interaction = use_interaction and use_boundary and use_type
         self.interacted_subtasks = interacted_subtasks and self.use_interaction
@@ -339,6 +339,13 @@ class MIN(SequenceTagger):
             aux = [F.cross_entropy(out[f"{k}_label_logits"].float()[mask], gold[f"min_{t}"][mask])
                    for k, t in (("bdy", "boundary"), ("type", "type"))]
             losses["label"] = self.weights["label"] * sum(aux)
-        if self._trainer is not None and self._trainer.training and len(losses) > 1 and self.is_logging_step():
-            self.log_dict({f"train/loss_{k}": v.detach() for k, v in losses.items()}, batch_size=len(batch))
+        if self.training and len(losses) > 1:  # logged by the fit as train/loss_<name>
+            self._losses = {f"loss_{k}": v.detach() for k, v in losses.items()}
         return sum(losses.values())
+
+    def train_values(self) -> dict[str, Tensor]:
+        values, self._losses = getattr(self, "_losses", {}), {}
+        return values
+
+
+__getattr__ = hosts(MINNet)  # MIN: the LightningModule that fits MINNet (ner_zoo.training.base)

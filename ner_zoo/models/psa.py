@@ -31,13 +31,13 @@ from typing import Any
 
 import torch
 from torch import nn
-from torchmetrics.aggregation import MeanMetric
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.hosting import hosts
 
 
 def relative_index(n: int, clip: int, device: torch.device | None = None) -> torch.Tensor:
@@ -180,7 +180,7 @@ class ContextFusion(nn.Module):
         return self.fuse(x, mask)[0]
 
 
-class PSA(SequenceTagger):
+class PSANet(SequenceTagger):
     """BiLSTM-CRF with position-aware self-attentional context fusion before and after the BiLSTM.
 
     Embeddings -> dropout -> fusion #1 -> BiLSTM -> dropout -> fusion #2 -> linear -> CRF. With both
@@ -214,7 +214,6 @@ class PSA(SequenceTagger):
                  gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: float = 0.2,
                  absolute_position: bool = False, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
-        self.save_hyperparameters(logger=False)
         # the BiLSTM-CRF of models/bilstm_crf.py (same parameter names)
         self.tokens = TokenEncoder(self.vocabs, words, char_encoder)  # dropout after the positions, below
         self.dropout = nn.Dropout(dropout)
@@ -225,8 +224,9 @@ class PSA(SequenceTagger):
         self.fusion_input = ContextFusion(self.tokens.output_dim, **options) if fuse_input else None
         self.fusion_output = ContextFusion(self.lstm.output_dim, **options) if fuse_output else None
         self.absolute_position = absolute_position
-        # mean gate lambda per fusion layer over the evaluated tokens (reset when an evaluation starts)
-        self.gate_means = nn.ModuleDict({name: MeanMetric() for name, layer in self.fusion_layers()})
+        # gate lambda per fusion layer summed over the evaluated tokens: name -> [sum, count] (reset when an
+        # evaluation starts)
+        self.gate_sums: dict[str, list[float]] = {}
 
     def fusion_layers(self) -> list[tuple[str, ContextFusion]]:
         """The fusion layers that are on, by name (``input``: #1, ``output``: #2)."""
@@ -236,7 +236,10 @@ class PSA(SequenceTagger):
     def _fuse(self, name: str, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         out, _, gate = getattr(self, f"fusion_{name}").fuse(x, mask)
         if not self.training:
-            self.gate_means[name].update(gate.detach().float().mean(-1)[mask])
+            g = gate.detach().float().mean(-1)[mask]
+            total = self.gate_sums.setdefault(name, [0.0, 0.0])
+            total[0] += float(g.sum())
+            total[1] += g.numel()
         return out
 
     def emissions(self, batch: Batch) -> torch.Tensor:
@@ -251,18 +254,18 @@ class PSA(SequenceTagger):
             h = self._fuse("output", h, batch.mask)
         return self.projection(h)
 
-    def stage_metrics(self, stage: str) -> list:
-        return super().stage_metrics(stage) + list(self.gate_means.values())
+    def start_evaluation(self, split: str, batches) -> None:
+        self.gate_sums = {}
 
-    def log_metrics(self, stage: str) -> dict:
-        result = super().log_metrics(stage)
+    def eval_values(self) -> dict[str, tuple[float, float]]:
+        """The trade-off weights of each fusion layer and its mean gate over the evaluated tokens."""
         values = {}
         for name, layer in self.fusion_layers():
             a = layer.attention.alphas().tolist()
-            values.update({f"{stage}/psa/{name}/alpha_{k}": v for k, v in zip(("mask", "position", "gaussian"), a)})
-            gate = self.gate_means[name]
-            if gate.update_called:
-                values[f"{stage}/psa/{name}/gate"] = float(gate.compute())
-            gate.reset()
-        self.log_dict(values)
-        return result
+            values.update({f"psa/{name}/alpha_{k}": (v, 1.0) for k, v in zip(("mask", "position", "gaussian"), a)})
+            if name in self.gate_sums:
+                values[f"psa/{name}/gate"] = tuple(self.gate_sums[name])
+        return values
+
+
+__getattr__ = hosts(PSANet)  # PSA: the LightningModule that fits PSANet (ner_zoo.training.base)

@@ -14,7 +14,7 @@ keeps DSpERT's transformer, sub-word span grid, BiLSTM streams and boundary smoo
 ``embed_dropout`` / ``encoder_dropout`` on the inputs, ``dropout`` on the BiLSTM output and inside the
 MLP, ``head_dropout`` on the span representation (``ablations/lnl_encoder.yaml`` uses Locate-and-Label's
 placement, so that pair stays comparable). Map to code:
-``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifier.token_states`, ``f`` = optional
+``x_t = [w_t; c_t (; f_t)]`` (:meth:`ExhaustiveSpanClassifierNet.token_states`, ``f`` = optional
 ``encoder`` states), ``h = BiLSTM(x)``; for span ``(i, j)`` (``j`` exclusive, ``j - i <= K``):
 ``g_ij = [max_{i<=t<j} h_t; h_i; h_{j-1} (; phi(j - i))]`` (:meth:`span_logits`), ``p_ij =
 softmax(W_2 relu(W_1 g_ij))`` over NONE + types; loss CE (Sohrab & Miwa), focal, or boundary smoothing
@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 import torch
-from lightning.pytorch.utilities import rank_zero_warn
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Sentence
@@ -37,9 +36,11 @@ from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
 from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
+from ner_zoo.training.hosting import hosts
+from ner_zoo.training.network import warn
 
 
-class ExhaustiveSpanClassifier(GridSpanModel):
+class ExhaustiveSpanClassifierNet(GridSpanModel):
     """Word + char embeddings (+ optional features) -> BiLSTM -> span representations -> MLP -> softmax.
 
     Args:
@@ -74,7 +75,6 @@ class ExhaustiveSpanClassifier(GridSpanModel):
                  head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150,
                  loss: SpanLoss | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
-        self.save_hyperparameters(logger=False)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")
         self.max_width = max_width
@@ -97,7 +97,7 @@ class ExhaustiveSpanClassifier(GridSpanModel):
         gold = [len(sp) for s in train for sp in s.spans]
         long = sum(n > self.max_width for n in gold)
         if long:
-            rank_zero_warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
+            warn(f"{long} of {len(gold)} training entities ({100 * long / len(gold):.2f}%) are longer "
                            f"than max_width={self.max_width} and cannot be predicted")
 
     # encoder hook ------------------------------------------------------------------------------------------
@@ -115,3 +115,5 @@ class ExhaustiveSpanClassifier(GridSpanModel):
             parts.append(self.width(grid.spans).to(h.dtype))
         return grid, self.classifier(self.head_dropout(torch.cat(parts, -1)))
 
+
+__getattr__ = hosts(ExhaustiveSpanClassifierNet)  # ExhaustiveSpanClassifier: the LightningModule that fits ExhaustiveSpanClassifierNet (ner_zoo.training.base)

@@ -22,9 +22,10 @@ from torch import nn
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.training.hosting import hosts
 
 
-class TransformerTagger(SequenceTagger):
+class TransformerTaggerNet(SequenceTagger):
     """Pretrained transformer -> word states (+ casing embedding) -> dropout -> linear -> CRF (or softmax).
 
     Args:
@@ -42,8 +43,7 @@ class TransformerTagger(SequenceTagger):
 
     def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, dropout: float = 0.1,
                  pretrained_lr: float | None = 2e-5, **kwargs: Any):
-        super().__init__(vocabs=vocabs, pretrained_lr=pretrained_lr, **kwargs)
-        self.save_hyperparameters(logger=False)
+        super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         self.encoder = encoder if encoder is not None else TransformerEncoder()
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Linear(self.encoder.output_dim, self.num_tags)
@@ -58,3 +58,6 @@ class TransformerTagger(SequenceTagger):
     def emissions(self, batch: Batch) -> torch.Tensor:
         x = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False).word_states
         return self.projection(self.dropout(x))
+
+
+__getattr__ = hosts(TransformerTaggerNet)  # TransformerTagger: the LightningModule that fits TransformerTaggerNet (ner_zoo.training.base)

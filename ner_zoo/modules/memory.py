@@ -85,6 +85,8 @@ class KeyValueTokenMemory(nn.Module):
         ignore_ids: word ids that never get slots (padding, unknown word); a query for them returns zeros.
     """
 
+    syncs_itself = True  # its writes are all-gathered: the task module warns when DDP broadcasts buffers too
+
     _DATA_BUFFERS = ("keys", "values", "written", "token_slot", "sentence_start")
 
     def __init__(self, num_words: int, key_dim: int, value_dim: int, max_slots: int = 500,

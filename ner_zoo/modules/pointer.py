@@ -17,13 +17,11 @@ word is decoded (no skipping), so one batched LSTM call serves the whole sequenc
 
 from __future__ import annotations
 
-from typing import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ner_zoo.errors import DataFormatError
 from ner_zoo.modules.biaffine import Biaffine
 from ner_zoo.modules.precision import autocast_off, to_fp32
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from ner_zoo.dotted import short_name
+
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # packaged (the checkout's configs/ links here)
 PAPERS = Path(__file__).parent / "paper_results.yaml"
 # a sentence ends at ". " unless the period closes an abbreviation common in these headers
@@ -55,7 +57,7 @@ def parent_config(path: Path) -> Path | None:
 
 def short(section) -> str:
     if isinstance(section, dict) and section.get("class_path"):
-        return section["class_path"].rsplit(".", 1)[-1]
+        return short_name(section)
     return ""
 
 

@@ -44,6 +44,7 @@ import torch
 from lightning.pytorch.callbacks import Callback, EarlyStopping
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
+from ner_zoo.dotted import short_name
 from ner_zoo.io import atomic_write
 from ner_zoo.results.fields import (
     RUN_SPECIFIC,
@@ -152,7 +153,7 @@ def partial_test(trainer: pl.Trainer) -> bool:
 
 
 def _short(class_path: str | None) -> str | None:
-    return None if class_path is None else class_path.rsplit(".", 1)[-1]
+    return None if class_path is None else short_name(class_path)
 
 
 def encoder_name(init: dict) -> str | None:

@@ -45,9 +45,9 @@ def data_split(rec: dict) -> str:
     given = (((rec.get("config") or {}).get("data") or {}).get("init_args") or {}).get("split")
     if isinstance(given, str):
         return given
-    import ner_zoo.data
+    from ner_zoo.data.corpora import DATA_MODULES
 
-    return getattr(getattr(ner_zoo.data, rec.get("data") or "", None), "split_name", "standard")
+    return getattr(DATA_MODULES.get(rec.get("data") or ""), "split_name", "standard")
 
 
 def steps_from_metrics(path: Path) -> float | None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import copy
 import importlib
-import importlib.util
 import inspect
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Iterable
+
+from ner_zoo.dotted import resolve
 
 ADAM = {"class_path": "torch.optim.Adam", "init_args": {"lr": 0.01}}
 ADAMW = {"class_path": "torch.optim.AdamW", "init_args": {"lr": 0.01}}
@@ -78,8 +78,7 @@ def tiny_model(name: str, bert_dir: str | Path | None = None, encoder: dict | No
 
 def model_class(name: str) -> type:
     """The class of registry entry ``name``."""
-    module, _, cls = TINY[name][0].rpartition(".")
-    return getattr(importlib.import_module(module), cls)
+    return resolve(TINY[name][0])
 
 
 def takes_encoder(name: str) -> bool:
@@ -100,17 +99,13 @@ MODELS = Path(__file__).resolve().parents[1] / "models"
 
 
 def model_module(path: Path, package: str = "ner_zoo.models") -> ModuleType:
-    """The model file ``path`` imported as ``<package>.<stem>`` (a file outside the package too: the guide's)."""
-    name = f"{package}.{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    if path.parent.resolve() == MODELS:
-        return importlib.import_module(name)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The model file ``path`` imported as ``<package>.<stem>`` (a file outside the package too, the guide's: its
+    folder joins the package's search path)."""
+    folder = str(path.parent.resolve())
+    search = importlib.import_module(package).__path__
+    if folder not in search:
+        search.append(folder)
+    return importlib.import_module(f"{package}.{path.stem}")
 
 
 def zoo_modules() -> list[ModuleType]:
@@ -120,18 +115,19 @@ def zoo_modules() -> list[ModuleType]:
 
 
 def unregistered(modules: Iterable[ModuleType] | None = None) -> list[str]:
-    """``module.Class`` of every model class (an ``NERModule`` subclass) defined or exported in ``modules``
-    (default :func:`zoo_modules`) that no entry of ``TINY`` builds: models the per-model suites would miss."""
-    from ner_zoo.training.base import NERModule
+    """``module.Class`` of every model (a network ``<Class>Net`` defined in, or a model exported by, ``modules``;
+    default :func:`zoo_modules`) that no entry of ``TINY`` builds: models the per-model suites would miss."""
+    from ner_zoo.training.migrations import paper
+    from ner_zoo.training.network import Network
 
-    registered = {model_class(name) for name in TINY}
+    registered = {model_class(name).network for name in TINY}
     found = {}
     for module in zoo_modules() if modules is None else modules:
-        exported = getattr(module, "__all__", ())
-        for key, value in vars(module).items():
-            if (isinstance(value, type) and issubclass(value, NERModule)
-                    and (value.__module__ == module.__name__ or key in exported)):
-                found[f"{value.__module__}.{value.__qualname__}"] = value
+        values = [*vars(module).values(), *(getattr(module, k).network for k in getattr(module, "__all__", ()))]
+        for value in values:
+            if isinstance(value, type) and issubclass(value, Network) and value.__name__.endswith("Net") and \
+                    (value.__module__ == module.__name__ or module.__name__ == "ner_zoo.models"):
+                found[f"{value.__module__}.{paper(value.__qualname__)}"] = value
     return sorted(path for path, cls in found.items() if cls not in registered)
 
 

@@ -1,10 +1,12 @@
-"""Shared LightningModule of every model of the zoo: the lifecycle (prepare, collate, loss, decode, metrics).
+"""The one task module: the LightningModule that fits a paper's network (a plain ``nn.Module``,
+:mod:`ner_zoo.training.network`) and evaluates it.
 
-A model subclasses :class:`NERModule` (usually through ``SequenceTagger`` or ``SpanModel``) and implements
-``compute_loss(batch)`` and ``decode(batch)`` (per sentence: spans, or tags for POS). It may override
-``make_collator()`` (the batches every loader gets, as ``model.collator``), ``prepare(train, context)``
-(data-dependent set-up, run once by ``setup("fit")``), ``add_context(sentences)`` and the evaluation steps
-(``eval_step``, ``update_metrics``, ``log_metrics``, ``stage_metrics``).
+``ner_zoo.models.<Paper>`` is made by :func:`host_class` from the network ``<Paper>Net``: a :class:`NERModule`
+whose init arguments are the network's plus the optimiser's (``optimizer``, ``lr_scheduler``, ``pretrained_lr``),
+so configs keep naming the paper's class. The host holds the network as ``self.net`` (checkpoint weights
+``net.*``), reads as it (an attribute the host lacks is the network's) and keeps the lifecycle: the collator
+for the loaders, ``prepare`` once when fitting starts, document context for later stages, the steps, the
+metrics (per type; per length and nesting for span models), the optimiser and the checkpoint stamps.
 
 Cross-cutting work lives beside it: :mod:`~ner_zoo.training.optim` (optimiser, scheduler, clipping),
 :mod:`~ner_zoo.training.checkpoint` (stamps and checks), :mod:`~ner_zoo.training.tables` (per-type tables),
@@ -14,7 +16,10 @@ and the callbacks every fit gets from :meth:`NERModule.configure_callbacks`:
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import math
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,30 +29,31 @@ from lightning.pytorch.utilities import rank_zero_warn
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 
 from ner_zoo.data.batching import Batch
-from ner_zoo.data.datamodule import NERDataModule, Vocabularies
+from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.data.schema import Sentence
 from ner_zoo.dotted import leaves
-from ner_zoo.errors import CheckpointError, ConfigError
-from ner_zoo.metrics import SpanF1, TokenAccuracy
+from ner_zoo.errors import ConfigError
+from ner_zoo.metrics import SpanF1, SpanF1ByLength, SpanF1ByNesting, TokenAccuracy
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training import checkpoint, migrations, optim
 from ner_zoo.training.checkpoint import FORMAT_VERSION  # noqa: F401  (re-exported)
 from ner_zoo.training.context import CONTEXT_SPLITS, SplitSentences
+from ner_zoo.training.network import Network
 from ner_zoo.training.optim import clip_grad_norm_rows, default_optimizer, fused_if_unset  # noqa: F401
-from ner_zoo.training.tables import best_val_f1, format_table, report_per_type  # noqa: F401
-from ner_zoo.training.words import prepare_tokens
+from ner_zoo.training.span_model import SpanModel
+from ner_zoo.training.tables import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
 
 
 SIZE_WORDS = ("dim", "hidden", "size", "filters", "channels", "width", "heads", "units")
 
 
-def check_sizes(module: torch.nn.Module) -> None:
+def check_sizes(module: torch.nn.Module, hparams: Mapping[str, Any]) -> None:
     """A weight with a size-0 dimension comes from a size argument of 0 (``char_dim``, ``hidden``, ...), which
     torch builds but cannot run (a shape error at the first batch): one line naming the argument."""
     empty = [(n, tuple(p.shape)) for n, p in module.named_parameters() if p.numel() == 0]
     if not empty:
         return
-    zeros = [f"--model.init_args.{k}" for k, v in leaves(dict(getattr(module, "hparams", {}))) if v == 0
+    zeros = [f"--model.init_args.{k}" for k, v in leaves(dict(hparams)) if v == 0
              and isinstance(v, int) and not isinstance(v, bool)]
     zeros = [k for k in zeros if any(w in k.rpartition(".")[2] for w in SIZE_WORDS)] or zeros  # not padding_idx
     name, shape = empty[0]
@@ -57,83 +63,157 @@ def check_sizes(module: torch.nn.Module) -> None:
                       f"{' x '.join(map(str, shape))}); sizes must be >= 1")
 
 
-class NERModule(pl.LightningModule):
-    """Base class of all models.
+def _task_arguments(optimizer: OptimizerCallable = default_optimizer, lr_scheduler: LRSchedulerCallable | None = None,
+                    pretrained_lr: float | None = None) -> None:
+    """The host's own init arguments (beside the network's).
 
     Args:
-        vocabs: vocabularies and label set, linked from ``data.vocabs`` by the CLI (saved in checkpoints).
         optimizer: optimiser factory (``class_path``/``init_args`` in YAML), called with parameter groups.
         lr_scheduler: scheduler factory; its class attribute ``interval`` (``epoch``/``step``) is honoured.
         pretrained_lr: learning rate of pretrained transformer weights (``None``: same as the rest).
     """
+
+
+
+
+def init_parameters(fn: Callable) -> list[inspect.Parameter]:
+    """``fn``'s parameters with their annotations evaluated; through ``**kwargs`` into the base classes'
+    ``__init__`` (every network forwards them to ``super().__init__``)."""
+    params: list[inspect.Parameter] = []
+    owners = [k for k in fn.__mro__ if "__init__" in vars(k)] if isinstance(fn, type) else [fn]
+    for owner in owners:
+        init = owner.__init__ if isinstance(owner, type) else owner
+        hints = typing.get_type_hints(init)
+        more = False
+        for p in list(inspect.signature(init).parameters.values())[1 if isinstance(owner, type) else 0:]:
+            if p.kind is p.VAR_KEYWORD:
+                more = True
+            elif p.kind is not p.VAR_POSITIONAL and all(p.name != q.name for q in params):
+                kind = p.kind if owner is owners[0] else p.KEYWORD_ONLY
+                params.append(p.replace(annotation=hints.get(p.name, p.annotation), kind=kind))
+        if not more or owner is Network:
+            break
+    return params
+
+
+def host_class(network: type[Network], name: str) -> type[NERModule]:
+    """``<name>``: the :class:`NERModule` of ``network``, in ``network``'s module, with its init arguments."""
+    own = init_parameters(network)  # a network may set a task argument's default (pretrained_lr: its own wins)
+    task = [p.replace(kind=p.KEYWORD_ONLY) for p in init_parameters(_task_arguments)
+            if all(p.name != q.name for q in own)]
+    self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    signature = inspect.Signature([self_, *own, *task])
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        NERModule.__init__(self, *args, **kwargs)
+
+    __init__.__signature__ = signature
+    __init__.__annotations__ = {p.name: p.annotation for p in (*own, *task) if p.annotation is not p.empty}
+    __init__.__qualname__ = f"{name}.__init__"
+    doc = f"The LightningModule that fits :class:`{network.__name__}`.\n\n{inspect.getdoc(network) or ''}"
+    return type(name, (NERModule,), {"__init__": __init__, "network": network, "__module__": network.__module__,
+                                     "__qualname__": name, "__doc__": doc,
+                                     "network_arguments": tuple(p.name for p in own)})
+
+
+def _sum(value: float, trainer: Any) -> float:
+    """``value`` summed over the fit's processes."""
+    if trainer is None or trainer.world_size <= 1:
+        return value
+    return float(trainer.strategy.reduce(torch.tensor(float(value), dtype=torch.float64,
+                                                      device=trainer.strategy.root_device), reduce_op="sum"))
+
+
+class NERModule(pl.LightningModule):
+    """The task module: fits and evaluates ``self.net``, a :class:`~ner_zoo.training.network.Network`.
+
+    Made per network by :func:`host_class`; its init arguments are the network's and ``optimizer``,
+    ``lr_scheduler``, ``pretrained_lr`` (:func:`_task_arguments`).
+    """
+
+    network: type[Network]
+    network_arguments: tuple[str, ...]  # the init arguments that go to the network
 
     @classmethod
     def migrate_hparams(cls, hparams: Mapping[str, Any]) -> dict:
         """Saved init arguments with their old names replaced by the current ones (``training/migrations.py``)."""
         return migrations.migrate_hparams(cls, hparams)
 
-    def __init__(self, vocabs: dict | None = None, optimizer: OptimizerCallable = default_optimizer,
-                 lr_scheduler: LRSchedulerCallable | None = None, pretrained_lr: float | None = None):
+    def __init__(self, *args: Any, **kwargs: Any):
         super().__init__()
-        if vocabs is None:
-            raise CheckpointError("the model needs vocabularies: link data.vocabs (the CLI does) or load a checkpoint")
-        self.vocabs = Vocabularies.from_dict(vocabs)
-        self.optimizer_factory, self.scheduler_factory = optimizer, lr_scheduler
-        self.pretrained_lr = pretrained_lr
-        self.task = self.vocabs.task
+        bound = inspect.signature(type(self)).bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        self.save_hyperparameters(logger=False)  # built by the CLI: its config (class_path/init_args), as given
+        if "_instantiator" not in self.hparams:  # built in Python: the arguments, defaults included
+            self.save_hyperparameters(arguments, logger=False)
+        self.optimizer_factory, self.scheduler_factory = arguments["optimizer"], arguments["lr_scheduler"]
+        self.pretrained_lr = arguments["pretrained_lr"]
+        self.net = self.network(**{k: v for k, v in arguments.items() if k in self.network_arguments})
         self.metrics = torch.nn.ModuleDict({stage: self._new_metric() for stage in ("val", "test")})
-        self.prepared = False  # prepare() ran (setup("fit") runs it once)
-        self._collator: Callable | None = None
+        if isinstance(self.net, SpanModel):  # F1 per entity length, of nested and flat entities
+            self.length_metrics = torch.nn.ModuleDict({stage: SpanF1ByLength() for stage in ("val", "test")})
+            self.nesting_metrics = torch.nn.ModuleDict({stage: SpanF1ByNesting() for stage in ("val", "test")})
+
+    # the host reads as its network ------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            net = self.__dict__.get("_modules", {}).get("net")
+            if net is None or name.startswith("__"):
+                raise
+            return getattr(net, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        net = self.__dict__.get("_modules", {}).get("net")
+        if (net is not None and name not in self.__dict__ and not hasattr(type(self), name)
+                and name not in self._modules and name not in self._parameters and hasattr(net, name)):
+            setattr(net, name, value)
+        else:
+            super().__setattr__(name, value)
 
     # lifecycle ---------------------------------------------------------------------------------------------
+    @property
+    def vocabs(self):
+        return self.net.vocabs
+
+    @property
+    def task(self) -> str:
+        return self.net.task
+
+    @property
+    def is_pos(self) -> bool:
+        return self.net.is_pos
+
+    @property
+    def prepared(self) -> bool:
+        return self.net.prepared
+
+    @prepared.setter
+    def prepared(self, value: bool) -> None:
+        self.net.prepared = value
+
     def make_collator(self) -> Callable[[Sequence[tuple[int, Sentence]]], Batch]:
-        """The collator behind :meth:`collate` (override to add inputs or targets; keep it picklable)."""
-        return self.vocabs.collator()
+        return self.net.make_collator()
 
     @property
     def collator(self) -> Callable[[Sequence[tuple[int, Sentence]]], Batch]:
-        """The model's collator (built once by :meth:`make_collator`); loaders get this object, which pickles
-        without the model."""
-        if self._collator is None:
-            self._collator = self.make_collator()
-        return self._collator
+        """The network's collator; loaders get this object, which pickles without the model."""
+        return self.net.collator
 
     def collate(self, items: Sequence[tuple[int, Sentence]]) -> Batch:
-        """``(index, sentence)`` items -> a batch, as this model needs it."""
-        return self.collator(items)
+        return self.net.collate(items)
 
     def prepare(self, train: Sequence[Sentence], context: Mapping[str, Sequence[Sentence]]) -> None:
-        """Data-dependent set-up before training; ``setup("fit")`` calls it once.
-
-        Args:
-            train: the training split.
-            context: every split by name (``dev``, ``test``, ...), read on first access
-                (:class:`SplitSentences`): document context, transductive memories.
-
-        A checkpoint loaded afterwards restores trained weights over what this sets. The base indexes the
-        training and dev sentences as document context of every encoder that reads context; overrides call
-        ``super().prepare(train, context)``.
-        """
-        prepare_tokens(self, train)  # pretrained vectors and singletons of every TokenEncoder
-        if self.context_encoders():
-            if train and all(s.doc_id is None for s in train):
-                rank_zero_warn("the encoder reads neighbouring sentences (context > 0), but the training sentences "
-                               "belong to no document (e.g. the ACE files' pseudo-documents): they get no context")
-            self.add_context(train)
-            self.add_context(context.get("dev", ()))
+        """The network's data-dependent set-up (:meth:`Network.prepare`)."""
+        self.net.prepare(train, context)
 
     def context_encoders(self) -> list[TransformerEncoder]:
-        """This model's transformer encoders that read neighbouring sentences (``context > 0``)."""
-        return [m for m in self.modules() if isinstance(m, TransformerEncoder) and m.context > 0]
+        return self.net.context_encoders()
 
     def add_context(self, sentences: Iterable[Sentence], replace: bool = False) -> None:
-        """Index ``sentences`` as document context of the encoders that read it, in place of those indexed
-        before when ``replace`` (a no-op, reading nothing, for models without)."""
-        encoders = self.context_encoders()
-        if encoders:
-            sentences = list(sentences)
-            for encoder in encoders:
-                encoder.add_documents(sentences, replace=replace)
+        self.net.add_context(sentences, replace=replace)
 
     def on_predict_start(self) -> None:
         if self.context_encoders():  # the sentences to predict are their own document context
@@ -147,31 +227,34 @@ class NERModule(pl.LightningModule):
         dm = self.trainer.datamodule if self._trainer is not None else None
         splits = SplitSentences(dm if isinstance(dm, NERDataModule) else None)
         if stage == "fit":
-            check_sizes(self)
+            check_sizes(self.net, self.hparams)
             if not self.prepared:
                 self.prepare(splits["train"], splits)
                 self.prepared = True
         else:  # lazy: models without document context never read these splits
             self.add_context(itertools.chain.from_iterable(splits[n] for n in CONTEXT_SPLITS.get(stage, ())))
 
-    # to implement ---------------------------------------------------------------------------------------
+    def on_fit_start(self) -> None:
+        strategy = self.trainer.strategy
+        if any(getattr(m, "syncs_itself", False) for m in self.modules()) and self.trainer.world_size > 1 and \
+                getattr(strategy, "_ddp_kwargs", {}).get("broadcast_buffers", True):
+            rank_zero_warn(f"{type(self).__name__}'s memory syncs itself across processes; pass "
+                           "broadcast_buffers=False to DDPStrategy to avoid broadcasting it from rank 0 at every step")
+
+    def on_fit_end(self) -> None:
+        self.net.epoch = None
+
     def compute_loss(self, batch: Batch) -> torch.Tensor:
-        raise NotImplementedError
+        return self.net.compute_loss(batch)
 
     def decode(self, batch: Batch) -> list[list]:
-        """Per sentence: a list of :class:`~ner_zoo.data.schema.Span` (or tag strings for POS)."""
-        raise NotImplementedError
+        return self.net.decode(batch)
 
     @property
     def features_used(self) -> list[str]:
-        """The data's extra columns (``data.features``) this model reads; ``results.json`` records them."""
-        return []
+        return self.net.features_used
 
     # metrics ---------------------------------------------------------------------------------------------
-    @property
-    def is_pos(self) -> bool:
-        return self.task == "pos"
-
     def _new_metric(self):
         return TokenAccuracy() if self.task == "pos" else SpanF1(self.vocabs.labels)
 
@@ -181,6 +264,15 @@ class NERModule(pl.LightningModule):
         return [s.spans for s in batch.sentences]
 
     # steps -------------------------------------------------------------------------------------------
+    def on_train_epoch_start(self) -> None:
+        self.net.epoch = self.current_epoch
+
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+        self.net.step = self.global_step
+
+    def on_after_backward(self) -> None:
+        self.net.after_backward()
+
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         loss = self.compute_loss(batch)
         if not torch.isfinite(loss):
@@ -192,8 +284,11 @@ class NERModule(pl.LightningModule):
                                        "or exponent) or the input gives it; --trainer.precision 32-true if mixed")
             raise TrainingDiverged(f"{where}; lower --model.init_args.optimizer.init_args.lr, set "
                                    "--trainer.gradient_clip_val or use --trainer.precision 32-true")
+        values = self.net.train_values()
         if self.is_logging_step():
             self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
+            if values:
+                self.log_dict({f"train/{k}": v for k, v in values.items()}, batch_size=len(batch))
         return loss
 
     def is_logging_step(self) -> bool:
@@ -211,7 +306,8 @@ class NERModule(pl.LightningModule):
         return preds
 
     def update_metrics(self, stage: str, preds: list[list], gold: list[list]) -> None:
-        self.metrics[stage].update(preds, gold)
+        for metric in self.stage_metrics(stage):
+            metric.update(preds, gold)
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         self.eval_step(batch, "val")
@@ -223,25 +319,42 @@ class NERModule(pl.LightningModule):
     # (ddp_spawn) or reused after an interrupted loop must never carry counts into a new evaluation.
     def stage_metrics(self, stage: str) -> list:
         """Every metric object updated during the ``val`` or ``test`` stage."""
+        if isinstance(self.net, SpanModel):
+            return [self.metrics[stage], self.length_metrics[stage], self.nesting_metrics[stage]]
         return [self.metrics[stage]]
+
+    def _evaluation_batches(self, loaders: Any, limits: Any) -> Callable[[], Iterable[Batch]]:
+        """The batches an evaluation loop will score, no more, on the model's device."""
+        def batches() -> Iterable[Batch]:
+            for loader, limit in zip(loaders if isinstance(loaders, (list, tuple)) else [loaders], limits):
+                for batch in itertools.islice(loader, int(limit) if math.isfinite(limit) else None):
+                    yield self.trainer.strategy.batch_to_device(batch)
+        return batches
 
     def on_validation_epoch_start(self) -> None:
         for metric in self.stage_metrics("val"):
             metric.reset()
+        t = self.trainer
+        limits = t.num_sanity_val_batches if t.sanity_checking else t.num_val_batches
+        self.net.start_evaluation("dev", self._evaluation_batches(t.val_dataloaders, limits))
 
     def on_test_epoch_start(self) -> None:
         for metric in self.stage_metrics("test"):
             metric.reset()
+        t = self.trainer
+        self.net.start_evaluation("test", self._evaluation_batches(t.test_dataloaders, t.num_test_batches))
 
     def on_validation_epoch_end(self) -> None:
+        self.net.end_evaluation()
         self.log_metrics("val")
 
     def on_test_epoch_end(self) -> None:
+        self.net.end_evaluation()
         self.log_metrics("test")
 
     def log_metrics(self, stage: str) -> dict:
-        """Compute, log and reset the stage's metrics (per-type tables: :mod:`~ner_zoo.training.tables`);
-        returns the span F1 result (accuracy for POS)."""
+        """Compute, log and reset the stage's metrics (per-type tables: :mod:`~ner_zoo.training.tables`) and
+        the network's own values; returns the span F1 result (accuracy for POS)."""
         metric = self.metrics[stage]
         result = metric.compute()
         metric.reset()
@@ -254,7 +367,33 @@ class NERModule(pl.LightningModule):
         self.log_dict(scalars)
         if not self.is_pos:
             report_per_type(self, stage, metric.per_type_rows(result, micro=True))
+        if isinstance(self.net, SpanModel):
+            self._log_span_metrics(stage)
+        values = {}
+        for name, (total, count) in self.net.eval_values().items():
+            total, count = _sum(total, self._trainer), _sum(count, self._trainer)
+            if count:
+                values[f"{stage}/{name}"] = total / count
+        if values:
+            self.log_dict(values)
         return result
+
+    def _log_span_metrics(self, stage: str) -> None:
+        metric = self.length_metrics[stage]
+        by_length = metric.compute()
+        metric.reset()
+        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
+        metric = self.nesting_metrics[stage]
+        by_nesting = metric.compute()
+        metric.reset()
+        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_nesting.items() if k.endswith(("/nested", "/flat"))})
+        if stage == "test":  # a bucket with no gold entity has no recall or F1 (empty, not 0)
+            rows = []
+            for bucket in [k[len("f1/len"):] for k in by_length if k.startswith("f1/len")]:
+                n = int(by_length[f"support/len{bucket}"])
+                p, r, f = (float(by_length[f"{m}/len{bucket}"]) for m in ("precision", "recall", "f1"))
+                rows.append([bucket.lstrip("="), p, r if n else None, f if n else None, n])
+            log_wandb_table(self, "test/f1_by_length", ["length", "precision", "recall", "f1", "support"], rows)
 
     def predict_step(self, batch: Batch, batch_idx: int) -> list[dict]:
         preds = self.decode(batch)
@@ -287,4 +426,4 @@ class NERModule(pl.LightningModule):
 
     def on_load_checkpoint(self, checkpoint_: dict) -> None:
         checkpoint.check(self, checkpoint_)
-        migrations.migrate_state_dict(type(self).__name__, checkpoint_.get("state_dict", {}))  # older code's names
+        migrations.to_host(type(self).__name__, checkpoint_.get("state_dict", {}))  # older code's names

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from lightning.pytorch.utilities import rank_zero_warn
-
-from ner_zoo.data.datamodule import Vocabularies
+from ner_zoo.data.batching import Vocabularies
 from ner_zoo.errors import CheckpointError
 from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest, no_digest_message
 
-FORMAT_VERSION = 1
+#: 2: the weights under ``net.`` (the task module hosts the network; issue 42); 1: the network's own names
+FORMAT_VERSION = 2
 
 
 def stamp(module: Any, checkpoint: dict) -> None:
@@ -35,6 +34,8 @@ def check(module: Any, checkpoint: dict) -> None:
     where = where or "the checkpoint"
     stored = checkpoint.get(DIGEST_KEY)
     if stored is None:
+        from lightning.pytorch.utilities import rank_zero_warn
+
         rank_zero_warn(no_digest_message(where))
     elif stored != checkpoint_digest(checkpoint):
         raise CheckpointError(f"{where}: corrupted checkpoint (its weights do not match the sha256 stored when "

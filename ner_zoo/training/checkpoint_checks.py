@@ -9,7 +9,6 @@ only its absence is reported, naming the file.
 
 from __future__ import annotations
 
-import importlib
 import pickle
 import warnings
 import zipfile
@@ -18,6 +17,7 @@ from typing import Any
 
 import torch
 
+from ner_zoo.dotted import resolve, short_name
 from ner_zoo.errors import CheckpointError
 from ner_zoo.training.integrity import DIGEST_KEY, NO_DIGEST, no_digest_message
 
@@ -46,7 +46,7 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason(e)})") from None
     if not isinstance(ckpt, dict):
         raise CheckpointError(f"{path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
-    from ner_zoo.training.base import FORMAT_VERSION
+    from ner_zoo.training.checkpoint import FORMAT_VERSION
 
     version = ckpt.get("ner_zoo_format")
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
@@ -95,8 +95,9 @@ def class_path(ckpt: dict) -> str | None:
     return ckpt.get("ner_zoo_class") or (ckpt.get("hyper_parameters") or {}).get("_class_path")
 
 
-def model_class(ckpt: dict, path: str | Path, required: bool = True) -> type | None:
-    """The zoo model class the checkpoint names; never imports a module outside ner-zoo."""
+def model_class(ckpt: dict, path: str | Path, required: bool = True, network: bool = False) -> type | None:
+    """The zoo model class the checkpoint names (``network``: its network, found without making the
+    LightningModule, so without importing Lightning); never imports a module outside ner-zoo."""
     name = class_path(ckpt)
     if name is None:
         if required:
@@ -104,16 +105,32 @@ def model_class(ckpt: dict, path: str | Path, required: bool = True) -> type | N
         return None
     if not isinstance(name, str) or not name.startswith("ner_zoo."):
         raise CheckpointError(f"{path} names model class {name!r}, which is not part of ner-zoo")
-    module, _, attr = name.rpartition(".")
     try:
-        cls = getattr(importlib.import_module(module), attr)
+        cls = network_class(name) if network else resolve(name)
     except (ImportError, AttributeError):
         raise CheckpointError(f"{path} names model class {name!r}, which this ner-zoo does not have") from None
+    if network:
+        return cls
     from ner_zoo.training.base import NERModule
 
     if not (isinstance(cls, type) and issubclass(cls, NERModule)):
         raise CheckpointError(f"{path} names class {name!r}, which is not a ner-zoo model")
     return cls
+
+
+def network_class(name: str) -> type:
+    """The network of the model class ``name`` names: ``<Name>Net`` beside a host ``<Name>`` (or ``name``
+    itself when it names a network); ``AttributeError`` when it names neither."""
+    from ner_zoo.training.network import Network
+
+    for candidate in ([name] if name.endswith("Net") else [f"{name}Net", name]):
+        try:
+            cls = resolve(candidate)
+        except AttributeError:
+            continue
+        if isinstance(cls, type) and issubclass(cls, Network):
+            return cls
+    raise AttributeError(name)
 
 
 def warn_if_no_digest(ckpt: dict, path: str | Path) -> None:
@@ -131,7 +148,7 @@ def settings_error(path: str | Path, name: str | None, e: BaseException) -> Chec
     """The recorded settings do not fit the recorded class (jsonargparse's error is a long dump: its first line)."""
     lines = [ln.strip() for ln in str(e).strip().splitlines()] or [type(e).__name__]
     first = next((ln for ln in lines if "unexpected keyword" in ln or "missing" in ln), lines[0]).lstrip("- ")[:200]
-    return CheckpointError(f"{path}: cannot rebuild {str(name).rpartition('.')[2]} from this checkpoint (its "
+    return CheckpointError(f"{path}: cannot rebuild {short_name(str(name))} from this checkpoint (its "
                            f"settings do not fit the recorded class: {first})")
 
 

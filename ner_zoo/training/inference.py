@@ -1,5 +1,6 @@
 """A model from its checkpoint alone, and its predictions on sentences: what ``ner-zoo predict``, the data
-modules' ``predicted_columns``, notebooks and benchmarks use.
+modules' ``predicted_columns``, notebooks and benchmarks use. :func:`load_network` builds the network alone
+(torch, no Lightning: use); :func:`load_model` the task module that hosts it (evaluation, resuming).
 
 The checkpoint carries the model class, its init arguments (keys renamed since are mapped to their current
 names, ``training/migrations.py``), the vocabularies and label set, so nothing else is needed.
@@ -19,7 +20,59 @@ from ner_zoo.data.batching import IndexedDataset
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import spans_to_tags
 from ner_zoo.errors import CheckpointError, NerZooError
-from ner_zoo.training import checkpoint_checks
+from ner_zoo.training import checkpoint_checks, migrations
+
+
+#: init arguments of the task module, not of the network (a network built for use leaves them out)
+TRAINING_ONLY = ("optimizer", "lr_scheduler", "pretrained_lr")
+
+
+def instantiate(cls, hparams: dict):
+    """``cls(**hparams)`` with nested ``class_path``/``init_args`` groups made into objects, as the CLI does."""
+    from jsonargparse import ArgumentParser
+
+    parser = ArgumentParser(exit_on_error=False)
+    parser.add_class_arguments(cls, "module", fail_untyped=False)
+    cfg = parser.parse_object({"module": hparams})
+    return parser.instantiate_classes(cfg).module
+
+
+def network_arguments(cls, hparams: dict) -> dict:
+    """Saved init arguments of a model (of any age) as its network ``cls`` takes them."""
+    hp = migrations.migrate_hparams(cls, hparams)
+    return {k: v for k, v in hp.items() if not k.startswith("_") and k not in TRAINING_ONLY}
+
+
+def load_network(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
+    """The network stored in ``ckpt_path`` alone (a plain ``nn.Module``, in eval mode; no Lightning imported),
+    its weights checked against the integrity digest and renamed by :mod:`~ner_zoo.training.migrations`.
+
+    Args:
+        ckpt_path: a checkpoint written by ``ner-zoo fit`` (of any ner-zoo version this one reads).
+        map_location: device for the weights.
+        weights_only: refuse pickled objects; ``False`` only for a trusted file that needs it.
+    """
+    from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+
+    ckpt = checkpoint_checks.read(ckpt_path, weights_only=weights_only)
+    cls = checkpoint_checks.model_class(ckpt, ckpt_path, network=True)
+    if not ckpt.get("hyper_parameters"):
+        raise CheckpointError(f"{ckpt_path} holds no hyper-parameters (model settings and vocabularies): it was "
+                              "not written by ner-zoo fit")
+    checkpoint_checks.warn_if_no_digest(ckpt, ckpt_path)
+    if ckpt.get(DIGEST_KEY) is not None and ckpt[DIGEST_KEY] != checkpoint_digest(ckpt):
+        raise CheckpointError(f"{ckpt_path}: corrupted checkpoint (its weights do not match the sha256 stored when "
+                              "it was saved); use another copy or an earlier checkpoint")
+    try:
+        net = instantiate(cls, network_arguments(cls, ckpt["hyper_parameters"]))
+        net.load_state_dict(migrations.network_state(cls.__name__, ckpt["state_dict"]), strict=True)
+    except NerZooError:  # a missing encoder, a resource: its own message
+        raise
+    except Exception as e:  # corrupted zip blocks (read lazily), weights that do not fit the recorded class
+        raise CheckpointError(f"{ckpt_path}: cannot rebuild {migrations.paper(cls.__name__)} from this checkpoint "
+                              f"({checkpoint_checks.reason(e)})") from None
+    net.prepared = True
+    return net.to(map_location).eval()
 
 
 def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):

@@ -9,9 +9,14 @@ Like Hugging Face transformers' conversion of renamed weights, a model attribute
 ``(model class name, old key prefix, new key prefix)`` to :data:`STATE_DICT_RENAMES`. The rows of a class apply in
 order, each to the keys that start with its old prefix, so a later row never re-matches what an earlier one
 wrote; a checkpoint in the current layout matches no row (``tests/test_old_checkpoints.py`` checks both, on a
-checkpoint of every model saved before the renames). :meth:`NERModule.on_load_checkpoint
-<ner_zoo.training.base.NERModule.on_load_checkpoint>` calls :func:`migrate_state_dict` after checking the digest
-of the weights as stored, so ``predict``, ``test --ckpt_path`` and resuming all read the new names.
+checkpoint of every model saved before the renames).
+
+Weights are named by the network (``<Paper>Net``, whose rows are its paper's); a checkpoint of the task module
+holds them under ``net.`` (format 2; format 1, before issue 42, held the network's names as they are, as
+exported folders do). This module is the one key-conversion table: :func:`network_state` gives a network its
+weights from any of them (``ner_zoo.load``, export), :func:`to_host` gives the task module its own
+(:meth:`NERModule.on_load_checkpoint <ner_zoo.training.base.NERModule.on_load_checkpoint>`, after checking the
+digest of the weights as stored, so ``predict``, ``test --ckpt_path`` and resuming all read the new names).
 """
 
 from __future__ import annotations
@@ -55,8 +60,8 @@ GROUPS: dict[str, dict] = {"words": {}, "encoder": {"class_path": _ENCODER, "ini
 def renamed_keys(cls: type) -> Mapping[str, str]:
     """The renamed init arguments of model class ``cls`` (of its nearest listed base class; none: ``{}``)."""
     for base in getattr(cls, "__mro__", ()):
-        if base.__name__ in RENAMED_KEYS:
-            return RENAMED_KEYS[base.__name__]
+        if paper(base.__name__) in RENAMED_KEYS:
+            return RENAMED_KEYS[paper(base.__name__)]
     return {}
 
 
@@ -112,9 +117,18 @@ STATE_DICT_RENAMES: list[tuple[str, str, str]] = [
 ]
 
 
+#: where the task module holds its network's weights
+NET = "net."
+
+
+def paper(class_name: str) -> str:
+    """The paper a class name stands for: ``HCR`` for the host ``HCR`` and for its network ``HCRNet``."""
+    return class_name[:-len("Net")] if class_name.endswith("Net") else class_name
+
+
 def state_dict_renames(class_name: str) -> list[tuple[str, str]]:
-    """The ``(old prefix, new prefix)`` rows of model class ``class_name``, in order."""
-    return [(old, new) for name, old, new in STATE_DICT_RENAMES if name == class_name]
+    """The ``(old prefix, new prefix)`` rows of model class ``class_name`` (a host or its network), in order."""
+    return [(old, new) for name, old, new in STATE_DICT_RENAMES if name == paper(class_name)]
 
 
 def migrate_state_dict(class_name: str, state: MutableMapping) -> list[str]:
@@ -130,3 +144,19 @@ def migrate_state_dict(class_name: str, state: MutableMapping) -> list[str]:
             state[target] = state.pop(key)
             renamed.append(key)
     return renamed
+
+
+def network_state(class_name: str, state: Mapping) -> dict:
+    """The network's weights, in today's names, from ``state``: a task module's (``net.*``), or a network's as
+    older code or an export wrote them."""
+    hosted = bool(state) and all(k.startswith(NET) for k in state)
+    out = {k[len(NET):] if hosted else k: v for k, v in state.items()}
+    migrate_state_dict(class_name, out)
+    return out
+
+
+def to_host(class_name: str, state: MutableMapping) -> None:
+    """Rename, in place, the weights of ``state`` (of any age) to the task module's names (``net.*``)."""
+    net = network_state(class_name, state)
+    state.clear()
+    state.update({NET + k: v for k, v in net.items()})

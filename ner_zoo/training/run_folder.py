@@ -36,6 +36,7 @@ import torch
 
 from ner_zoo.errors import CheckpointError, ConfigError
 from ner_zoo.io import atomic_write
+from ner_zoo.dotted import short_name
 
 RUN_DIR_ENV = "NER_ZOO_RUN_DIR"
 MARKER = "run.json"
@@ -103,7 +104,7 @@ def file_sha256(path: str | Path) -> str:
 
 
 def _short(class_path: str | None) -> str:
-    return (class_path or "unknown").rsplit(".", 1)[-1]
+    return short_name(class_path or "unknown")
 
 
 def data_name(data: dict | None) -> str:

@@ -1,11 +1,11 @@
-"""Base class of span models: gold spans as tensors, span-score decoding, length-bucket metrics.
+"""Base networks of span models (plain torch): gold spans as tensors, span-score decoding.
 
 A span model classifies spans into NONE (id 0) or an entity type (id ``1..C``, the order of
 ``vocabs.labels``). Decoding is nested (no crossing) for the ``nested_ner`` task and flat (no overlap)
 otherwise, so the same model runs on GENIA/ACE and on CoNLL-2003; ``overlap`` overrides it.
-Besides the per-type F1 of :class:`~ner_zoo.training.base.NERModule`, validation and test log F1 per
+Besides the per-type F1, the task module (:class:`~ner_zoo.training.base.NERModule`) logs for span models F1 per
 entity length (``val/f1/len=1`` ... ``test/f1/len>=10``) and of nested and flat entities (``test/f1/nested``,
-``test/f1/flat``: :class:`~ner_zoo.metrics.SpanF1ByNesting`), which the run record keeps.
+``test/f1/flat``), which the run record keeps.
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ from torch import Tensor
 from ner_zoo.data.batching import Batch, Collator
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import LabelError, check_choices
-from ner_zoo.metrics import SpanF1ByLength, SpanF1ByNesting
 from ner_zoo.modules.span_decoding import decode_batch
-from ner_zoo.training.base import NERModule
-from ner_zoo.training.tables import log_wandb_table
+from ner_zoo.training.network import Network
 
 
 class ScoredSpans(list):
@@ -112,14 +110,14 @@ class SpanCollator:
                          gold_mask=mask, unknown_labels=unknown)
 
 
-class SpanModel(NERModule):
+class SpanModel(Network):
     """A span classifier; subclasses implement ``compute_loss(batch)`` and ``decode(batch)``, usually via
     :meth:`select_spans` on their span probabilities.
 
     Args:
         overlap: ``flat`` (no overlapping output spans) or ``nested`` (nesting allowed, no crossing);
             ``None`` picks ``nested`` for the ``nested_ner`` task, else ``flat``.
-        **kwargs: see :class:`~ner_zoo.training.base.NERModule`.
+        **kwargs: see :class:`~ner_zoo.training.network.Network`.
     """
 
     def __init__(self, overlap: Literal["flat", "nested"] | None = None, **kwargs: Any):
@@ -129,8 +127,6 @@ class SpanModel(NERModule):
         check_choices(SpanModel.__init__, locals())
         self.nested = overlap == "nested" if overlap is not None else self.task == "nested_ner"
         self.num_classes = len(self.vocabs.labels) + 1  # + NONE (id 0)
-        self.length_metrics = torch.nn.ModuleDict({stage: SpanF1ByLength() for stage in ("val", "test")})
-        self.nesting_metrics = torch.nn.ModuleDict({stage: SpanF1ByNesting() for stage in ("val", "test")})
 
     # data ---------------------------------------------------------------------------------------------------
     def make_collator(self) -> SpanCollator:
@@ -170,34 +166,6 @@ class SpanModel(NERModule):
         _, valid, (cand, score, label) = compact(keep, spans, score, label)
         chosen = decode_batch(cand, score, valid, nested=self.nested)
         return span_rows(cand, label, chosen, score, self.vocabs.labels)
-
-    # metrics ------------------------------------------------------------------------------------------------
-    def update_metrics(self, stage: str, preds: list[list[Span]], gold: list[list[Span]]) -> None:
-        self.metrics[stage].update(preds, gold)
-        self.length_metrics[stage].update(preds, gold)
-        self.nesting_metrics[stage].update(preds, gold)
-
-    def log_metrics(self, stage: str) -> dict:
-        result = super().log_metrics(stage)
-        metric = self.length_metrics[stage]
-        by_length = metric.compute()
-        metric.reset()
-        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
-        metric = self.nesting_metrics[stage]
-        by_nesting = metric.compute()
-        metric.reset()
-        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_nesting.items() if k.endswith(("/nested", "/flat"))})
-        if stage == "test":  # a bucket with no gold entity has no recall or F1 (empty, not 0)
-            rows = []
-            for bucket in [k[len("f1/len"):] for k in by_length if k.startswith("f1/len")]:
-                n = int(by_length[f"support/len{bucket}"])
-                p, r, f = (float(by_length[f"{m}/len{bucket}"]) for m in ("precision", "recall", "f1"))
-                rows.append([bucket.lstrip("="), p, r if n else None, f if n else None, n])
-            log_wandb_table(self, "test/f1_by_length", ["length", "precision", "recall", "f1", "support"], rows)
-        return result
-
-    def stage_metrics(self, stage: str) -> list:
-        return [self.metrics[stage], self.length_metrics[stage], self.nesting_metrics[stage]]
 
 
 class GridSpanModel(SpanModel):

@@ -1,4 +1,4 @@
-"""Base class of token taggers: emission scores -> linear-chain CRF (or softmax) -> tags -> spans."""
+"""Base network of token taggers: emission scores -> linear-chain CRF (or softmax) -> tags -> spans (plain torch)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from ner_zoo.data.batching import Batch
 from ner_zoo.data.tagging import allowed_transitions, tags_to_spans
 from ner_zoo.errors import check_choices
 from ner_zoo.modules.crf import LinearChainCRF
-from ner_zoo.training.base import NERModule
+from ner_zoo.training.network import Network
 
 
-class SequenceTagger(NERModule):
+class SequenceTagger(Network):
     """A model that scores one tag per token; subclasses implement :meth:`emissions`.
 
     Args:
@@ -22,7 +22,7 @@ class SequenceTagger(NERModule):
         constrain: forbid invalid tag bigrams of the scheme in the CRF (IOB2/BIOES), in training and decoding.
         loss_reduction: the tag loss over a batch, ``mean`` (per sentence for the CRF, per token for softmax) or
             ``sum``.
-        **kwargs: see :class:`~ner_zoo.training.base.NERModule`.
+        **kwargs: see :class:`~ner_zoo.training.network.Network`.
     """
 
     def __init__(self, use_crf: bool = True, constrain: bool = True, loss_reduction: Literal["mean", "sum"] = "mean",
@@ -65,6 +65,9 @@ class SequenceTagger(NERModule):
 
     def decode(self, batch: Batch) -> list[list]:
         return self.from_emissions(self.emissions(batch), batch.mask)
+
+    def predict(self, batch: Batch) -> list[list]:
+        return self.from_emissions(self.emissions(batch), batch.mask, with_scores=True)
 
     @torch.no_grad()
     def from_emissions(self, scores: torch.Tensor, mask: torch.Tensor, with_scores: bool = False) -> list[list]:

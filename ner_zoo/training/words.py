@@ -1,6 +1,6 @@
 """Pretrained word vectors and training singletons into a model's word tables: the one loading path.
 
-:meth:`NERModule.prepare <ner_zoo.training.base.NERModule.prepare>` calls :func:`prepare_tokens` (so when fitting
+:meth:`Network.prepare <ner_zoo.training.network.Network.prepare>` calls :func:`prepare_tokens` (so when fitting
 starts, never when a checkpoint is loaded): every :class:`~ner_zoo.modules.token_encoder.TokenEncoder` of the model
 reads its ``words.vectors`` (through the data layer's cached :func:`ner_zoo.data.vectors.read_vectors`) and marks
 its training singletons. :func:`prepare_words` does the same for a bare word embedding.
@@ -8,10 +8,10 @@ its training singletons. :func:`prepare_words` does the same for a bare word emb
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 from typing import Iterable
 
-from lightning.pytorch.utilities import rank_zero_info
 from torch import nn
 
 from ner_zoo.data.schema import Sentence
@@ -22,6 +22,8 @@ from ner_zoo.modules.token_encoder import TokenEncoder, singleton_ids
 
 __all__ = ["prepare_tokens", "prepare_words", "singleton_ids"]
 
+log = logging.getLogger("ner_zoo")
+
 
 def prepare_tokens(model: nn.Module, train: Iterable[Sentence]) -> None:
     """:meth:`TokenEncoder.prepare` of every TokenEncoder inside ``model``, with the vectors read by the data
@@ -30,7 +32,7 @@ def prepare_tokens(model: nn.Module, train: Iterable[Sentence]) -> None:
     for module in model.modules():
         if isinstance(module, TokenEncoder):
             for line in module.prepare(train, partial(read_vectors, key="model.init_args.words.vectors")):
-                rank_zero_info(line)
+                log.info(line)
 
 
 def prepare_words(embedding: WordEmbedding, vocab: Vocab, words: Words, train: Iterable[Sentence]) -> None:
@@ -45,6 +47,6 @@ def prepare_words(embedding: WordEmbedding, vocab: Vocab, words: Words, train: I
                              f"set model.init_args.words.dim: {vectors.shape[1]}")
         matrix, stats = pretrained_matrix(vocab.itos, found, vectors, normalize_digits=vocab.normalize_digits)
         embedding.embedding.weight.data.copy_(matrix)
-        rank_zero_info(f"word embeddings from {source}: {stats}")
+        log.info(f"word embeddings from {source}: {stats}")
     if embedding.singleton_unk > 0:
         embedding.set_singletons(singleton_ids(vocab, train))

@@ -55,9 +55,9 @@ class SentenceList(list):
         self.notes = dict(notes or {})
 
 
-#: the option that sets the encoding in the command in use, named in the messages; commands with their own
-#: ``--encoding`` option (predict, score, data stats) set it
-ENCODING_OPTION = "--data.init_args.encoding"
+#: the option that sets the encoding of a data module's files, named in the readers' messages; commands with an
+#: ``--encoding`` of their own (predict, score, data stats) pass ``encoding_option="--encoding"`` to the readers
+DATA_ENCODING_OPTION = "--data.init_args.encoding"
 #: a valid multi-byte UTF-8 character (a file holding one and a non-UTF-8 byte has mixed encodings)
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 
@@ -115,8 +115,8 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise DataFormatError("is a directory, expected a file", path) from None
 
 
-def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: bytes | None = None
-              ) -> tuple[str, str]:
+def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: bytes | None = None,
+              encoding_option: str = DATA_ENCODING_OPTION) -> tuple[str, str]:
     """Read a whole text file with line endings normalised to ``\\n``.
 
     Args:
@@ -125,6 +125,7 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: b
             UTF-16) and falls back to Latin-1, which decodes any byte sequence, with a ``UnicodeWarning``
             naming the file and line.
         data: the file's bytes when already read (a pipe can be read only once); ``path`` then only names it.
+        encoding_option: the option that sets ``encoding`` where the caller reads it from, named in the messages.
 
     Returns:
         ``(text, encoding_used)``.
@@ -145,11 +146,11 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: b
                 raise DataFormatError(
                     f"mixed encodings: byte {data[e.start]:#04x} is not UTF-8, but line {good} holds UTF-8 "
                     f"({utf8.group().decode('utf-8')!r})", path, bad,
-                    f"convert the file to UTF-8, or pass {ENCODING_OPTION} latin-1 to read every byte as Latin-1"
+                    f"convert the file to UTF-8, or pass {encoding_option} latin-1 to read every byte as Latin-1"
                 ) from None
             text, used = data.decode("latin-1"), "latin-1"
             warnings.warn(f"{path}:{bad}: byte {data[e.start]:#04x} is not UTF-8; the whole file is read as "
-                          f"Latin-1 (pass {ENCODING_OPTION} utf-8 to make this an error)", UnicodeWarning,
+                          f"Latin-1 (pass {encoding_option} utf-8 to make this an error)", UnicodeWarning,
                           stacklevel=2)
     else:
         try:
@@ -157,10 +158,10 @@ def read_text(path: str | os.PathLike[str], encoding: str | None = None, data: b
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
             raise DataFormatError(f"cannot decode byte {data[e.start]:#04x} as {encoding}", path, line,
-                                  f"pass {ENCODING_OPTION} latin-1 to read every byte as Latin-1") from None
+                                  f"pass {encoding_option} latin-1 to read every byte as Latin-1") from None
         except LookupError:
             raise DataFormatError(f"unknown encoding {encoding!r}", path,
-                                  hint=f"{ENCODING_OPTION} takes a Python codec name, e.g. utf-8 or latin-1") from None
+                                  hint=f"{encoding_option} takes a Python codec name, e.g. utf-8 or latin-1") from None
         if text.startswith("\ufeff"):
             text = text[1:]
     if "\r" in text:

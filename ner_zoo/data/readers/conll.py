@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ner_zoo.data.readers.common import SentenceList, gc_paused, read_text
+from ner_zoo.data.readers.common import DATA_ENCODING_OPTION, SentenceList, gc_paused, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import OUTSIDE, TagScheme, detect_scheme, split_tag, tags_to_spans
 from ner_zoo.errors import DataFormatError
@@ -124,8 +124,8 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
                columns: dict[str, int] | None = None, scheme: str | TagScheme | None = None,
                encoding: str | None = None, doc_separator: str | tuple[str, ...] | None = "-DOCSTART-",
                strict_columns: bool = True, allow_empty: bool = False, delimiter: str | None = None,
-               single_doc: bool = False, raise_on_empty_sentence: bool = False, data: bytes | None = None
-               ) -> SentenceList:
+               single_doc: bool = False, raise_on_empty_sentence: bool = False, data: bytes | None = None,
+               encoding_option: str = DATA_ENCODING_OPTION) -> SentenceList:
     """Read a CoNLL column file into sentences with gold spans.
 
     Tags are decoded with conlleval's rules: an ``I-X`` that follows ``O`` or another type opens an entity
@@ -152,6 +152,7 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
         raise_on_empty_sentence: raise on two or more blank lines in a row (an empty sentence) instead of
             treating the run as one break.
         data: the file's bytes when already read (a pipe can be read only once).
+        encoding_option: the option that sets ``encoding`` in the command in use, named in the messages.
 
     Returns:
         A :class:`SentenceList` (a ``list`` of :class:`Sentence`) with ``.scheme`` and ``.encoding``.
@@ -162,7 +163,7 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
         DataFormatError: naming file and line, for an inconsistent column count, a malformed tag
             (``B-``, ``X-PER``), a missing column, or a file without sentences.
     """
-    text, used = read_text(path, encoding, data)
+    text, used = read_text(path, encoding, data, encoding_option)
     if scheme is not None:
         scheme = TagScheme.parse(scheme)
     name = Path(path).name
@@ -219,7 +220,8 @@ def read_conll(path: str | os.PathLike[str], token_column: int = 0, label_column
 
 
 @gc_paused
-def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = None, with_tokens: bool = False
+def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = None, with_tokens: bool = False,
+                          encoding_option: str = DATA_ENCODING_OPTION
                           ) -> tuple[list[list[str]], ...]:
     """Read a prediction file (``token ... gold predicted`` per line, as conlleval takes) back.
 
@@ -234,7 +236,7 @@ def read_prediction_conll(path: str | os.PathLike[str], encoding: str | None = N
     Raises:
         DataFormatError: for fewer than three columns (no gold column) or a malformed tag, with its line.
     """
-    text, _ = read_text(path, encoding)
+    text, _ = read_text(path, encoding, encoding_option=encoding_option)
     gold: list[list[str]] = []
     pred: list[list[str]] = []
     tokens: list[list[str]] = []

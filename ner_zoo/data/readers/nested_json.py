@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ner_zoo.data.readers.common import SentenceList, gc_paused, read_text
+from ner_zoo.data.readers.common import DATA_ENCODING_OPTION, SentenceList, gc_paused, read_text
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.errors import DataFormatError
 
@@ -207,7 +207,8 @@ _READERS = {"genia": _genia, "dygie": _dygie, "lal": _lal}
 
 @gc_paused
 def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, duplicates: str = "drop",
-                     encoding: str | None = None, data: bytes | None = None) -> SentenceList:
+                     encoding: str | None = None, data: bytes | None = None,
+                     encoding_option: str = DATA_ENCODING_OPTION) -> SentenceList:
     """Read a span-annotated JSON corpus (nested spans allowed).
 
     Args:
@@ -219,7 +220,7 @@ def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, dup
             raises; ``"keep"`` keeps the copies, reproducing raw mention counts, but such sentences fail
             :meth:`Sentence.validate`. The ACE 2005 files hold 119/16/12 exact duplicates (train/dev/test)
             and ACE 2004 train holds 2; their PROVENANCE counts include them.
-        encoding, data: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
+        encoding, data, encoding_option: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
 
     Returns:
         A :class:`SentenceList` with ``.notes = {"shape": ..., "duplicates_dropped": n}``.
@@ -228,7 +229,7 @@ def read_nested_json(path: str | os.PathLike[str], shape: str | None = None, dup
         DataFormatError: naming ``file#record`` for invalid JSON, an unknown shape, a missing key, a span
             out of range or ending before it starts, or (``duplicates="raise"``) a duplicate span.
     """
-    text, used = read_text(path, encoding, data)
+    text, used = read_text(path, encoding, data, encoding_option)
     records = _records(text, path)
     if not records:
         raise DataFormatError("no records in file", path)

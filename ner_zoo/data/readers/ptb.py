@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ner_zoo.data.readers.common import SentenceList, expand_paths, gc_paused, read_text
+from ner_zoo.data.readers.common import DATA_ENCODING_OPTION, SentenceList, expand_paths, gc_paused, read_text
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import DataFormatError
 
@@ -99,12 +99,12 @@ def _parse_pos(text: str, path: object) -> list[tuple[int, list[str], list[str]]
 
 @gc_paused
 def read_ptb_mrg(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-                 encoding: str | None = None) -> SentenceList:
+                 encoding: str | None = None, encoding_option: str = DATA_ENCODING_OPTION) -> SentenceList:
     """Read Penn Treebank bracketed trees (``.mrg``) as POS-tagged sentences.
 
     Args:
         paths: a ``.mrg`` file, a folder (its ``*.mrg`` files, sorted by name) or a list of files.
-        encoding: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
+        encoding, encoding_option: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
 
     Returns:
         One sentence per top-level tree, words without ``-NONE-`` leaves, tags in ``columns["pos"]``.
@@ -115,7 +115,7 @@ def read_ptb_mrg(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     files = expand_paths(paths, "*.mrg")
     out = SentenceList(path=paths)
     for f in files:
-        text, out.encoding = read_text(f, encoding)
+        text, out.encoding = read_text(f, encoding, encoding_option=encoding_option)
         for index, (line, words, tags) in enumerate(_parse_mrg(text, f)):
             out.append(Sentence(words, [], {"pos": tags}, f.stem, index, f"{f}:{line}"))
     return out
@@ -123,7 +123,7 @@ def read_ptb_mrg(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
 
 @gc_paused
 def read_ptb_pos(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-                 encoding: str | None = None) -> SentenceList:
+                 encoding: str | None = None, encoding_option: str = DATA_ENCODING_OPTION) -> SentenceList:
     """Read original PTB tagged text (``.pos``: ``word/TAG`` items, ``[ ]`` base-NP brackets).
 
     These files do not mark sentence boundaries (blank lines also fall inside sentences), so a sentence
@@ -134,7 +134,7 @@ def read_ptb_pos(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
 
     Args:
         paths: a ``.pos`` file, a folder (its ``*.pos`` files, sorted) or a list of files.
-        encoding: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
+        encoding, encoding_option: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
 
     Raises:
         DataFormatError: naming file and line for an item without ``/TAG``.
@@ -142,26 +142,27 @@ def read_ptb_pos(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     files = expand_paths(paths, "*.pos")
     out = SentenceList(path=paths)
     for f in files:
-        text, out.encoding = read_text(f, encoding)
+        text, out.encoding = read_text(f, encoding, encoding_option=encoding_option)
         for index, (line, words, tags) in enumerate(_parse_pos(text, f)):
             out.append(Sentence(words, [], {"pos": tags}, f.stem, index, f"{f}:{line}"))
     return out
 
 
 def read_ptb(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-             encoding: str | None = None) -> SentenceList:
+             encoding: str | None = None, encoding_option: str = DATA_ENCODING_OPTION) -> SentenceList:
     """Read ``.mrg`` or ``.pos`` files, chosen by suffix (a folder is read as ``.mrg`` if it has any).
 
     Args:
         paths: a file, a folder or a list of files (all of one kind).
-        encoding: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
+        encoding, encoding_option: as in :func:`~ner_zoo.data.readers.conll.read_conll`.
     """
     if isinstance(paths, (str, os.PathLike)) and Path(paths).is_dir():
-        return read_ptb_mrg(paths, encoding) if any(Path(paths).glob("*.mrg")) else read_ptb_pos(paths, encoding)
+        return read_ptb_mrg(paths, encoding, encoding_option) if any(Path(paths).glob("*.mrg")) else \
+            read_ptb_pos(paths, encoding, encoding_option)
     files = expand_paths(paths, "*")
     suffixes = {f.suffix.lower() for f in files}
     if suffixes == {".pos"}:
-        return read_ptb_pos(files, encoding)
+        return read_ptb_pos(files, encoding, encoding_option)
     if suffixes == {".mrg"}:
-        return read_ptb_mrg(files, encoding)
+        return read_ptb_mrg(files, encoding, encoding_option)
     raise DataFormatError(f"expected only .mrg or only .pos files, got suffixes {sorted(suffixes)}", paths)
