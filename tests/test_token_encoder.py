@@ -102,7 +102,7 @@ def test_one_name_per_role(name, tiny_bert_dir, tmp_path):  # noqa: F811
     """``self.tokens`` is the TokenEncoder, ``self.encoder`` only ever the transformer, BiLSTMs are ``*lstm``."""
     from ner_zoo.modules.rnn import BiLSTMEncoder
 
-    model = build(tiny_model(name, tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path).model
+    model = build(tiny_model(name, tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path).model.net
     named = dict(model.named_children())
     assert isinstance(named.get("tokens"), TokenEncoder) == (name in WITH_TOKENS)
     assert isinstance(named.get("encoder"), TransformerEncoder) == (name in TRANSFORMER_MODELS)

@@ -49,7 +49,7 @@ from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknow
                                        yaml_syntax_line)
 from ner_zoo.dotted import leaves, resolve
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
-from ner_zoo.training import checkpoint_checks, checkpoint_io
+from ner_zoo.training import checkpoint_checks, checkpoint_io, migrations
 from ner_zoo.training.base import NERModule
 from ner_zoo.results.records import RunRecorder, config_hash
 from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
@@ -475,7 +475,7 @@ def _building(e: BaseException) -> tuple[str, str, str, bool] | None:
         return None
     group = ("model.init_args" if isinstance(built[0], pl.LightningModule) else
              "data.init_args" if isinstance(built[0], pl.LightningDataModule) else "the config")
-    return group, type(built[0]).__name__, type(built[-1]).__name__, inside
+    return group, migrations.paper(type(built[0]).__name__), migrations.paper(type(built[-1]).__name__), inside
 
 
 def _model_class(class_path: str | None) -> type[NERModule] | None:

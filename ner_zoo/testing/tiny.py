@@ -81,6 +81,11 @@ def model_class(name: str) -> type:
     return resolve(TINY[name][0])
 
 
+def network_class(name: str) -> type:
+    """The plain network (``<Paper>Net``) that registry entry ``name``'s LightningModule hosts."""
+    return getattr(model_class(name), "network", model_class(name))
+
+
 def takes_encoder(name: str) -> bool:
     """Whether model ``name`` takes a transformer ``encoder`` component (always or optionally)."""
     return name in TRANSFORMER_MODELS or "encoder" in inspect.signature(model_class(name).__init__).parameters
@@ -92,7 +97,7 @@ def plain_taggers() -> list[str]:
     (tests/test_long_documents.py), so every registry model is in exactly one of the two."""
     from ner_zoo.training.tagger import SequenceTagger
 
-    return [n for n in TINY if n not in TRANSFORMER_MODELS and issubclass(model_class(n), SequenceTagger)]
+    return [n for n in TINY if n not in TRANSFORMER_MODELS and issubclass(network_class(n), SequenceTagger)]
 
 
 MODELS = Path(__file__).resolve().parents[1] / "models"

@@ -59,7 +59,7 @@ def check_sizes(module: torch.nn.Module, hparams: Mapping[str, Any]) -> None:
     name, shape = empty[0]
     culprit = f"{zeros[0]} 0" if len(zeros) == 1 else "a size argument of 0" + (
         f" (one of {', '.join(zeros[:4])})" if zeros else "")
-    raise ConfigError(f"{culprit} gives {type(module).__name__} an empty weight ({name}: "
+    raise ConfigError(f"{culprit} gives {migrations.paper(type(module).__name__)} an empty weight ({name}: "
                       f"{' x '.join(map(str, shape))}); sizes must be >= 1")
 
 

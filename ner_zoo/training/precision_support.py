@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import torch
 
+from ner_zoo.training.migrations import paper
+
 HALF_WEIGHTS = {"16-true", "bf16-true", "16", "bf16", "half", "bfloat16"}
+
 
 
 def precision_refusal(model: torch.nn.Module, precision: str | int | None) -> str | None:
     """The one-line reason ``model`` cannot train in ``precision``, or None."""
     precision = str(precision)
-    name = type(model).__name__
-    own = dict(getattr(model, "REFUSED_PRECISIONS", {}) or {})
+    net = getattr(model, "net", model)  # a task module: the network it hosts says
+    name = paper(type(net).__name__)
+    own = dict(getattr(net, "REFUSED_PRECISIONS", {}) or {})
     if precision in own:
         return f"{name} cannot train in precision {precision}: {own[precision]}"
     if precision in HALF_WEIGHTS:
-        fragile = sorted({type(m).__name__ for m in model.modules()
-                          if m is not model and (isinstance(m, (torch.nn.LSTM, torch.nn.GRU)) or "CRF" in type(m).__name__)})
+        fragile = sorted({type(m).__name__ for m in net.modules()
+                          if m is not net and (isinstance(m, (torch.nn.LSTM, torch.nn.GRU)) or "CRF" in type(m).__name__)})
         if fragile:
             return (f"{name} cannot train in precision {precision}: its {', '.join(fragile)} compute in fp32 and "
                     "need fp32 weights; use bf16-mixed, 16-mixed or 32-true")
