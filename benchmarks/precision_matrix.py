@@ -6,7 +6,7 @@
 For each config x precision, a fresh process builds the run through the CLI (``ner-zoo fit`` with the config,
 ``--trainer.precision P``, one device) and trains ``--steps`` optimiser steps of the first epoch, no
 validation. The table says: ``ok`` or the one-line refusal of a model that cannot train in that precision
-(:mod:`ner_zoo.training.precision_support`) or the first line of an error; whether every training loss was
+(:mod:`ner_zoo.run.precision`) or the first line of an error; whether every training loss was
 finite; steps per second after ``--warmup`` steps (the rates compare precisions of one config on one card,
 measured in one call); the peak GPU memory allocated (CUDA) or the process's peak RSS (CPU). The device name
 heads the table. Default configs: the paper configs of ``make bench`` (corpora under ``$NER_ZOO_DATA``).

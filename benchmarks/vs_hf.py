@@ -16,7 +16,7 @@ peer gets the same two parameter groups through ``Trainer(optimizers=...)``), we
 warm-up over 10 % of the steps then linear decay to 0, gradient norm clipped at 1.0, batch ``--batch-size``.
 Training time runs from the first epoch's start to the end of the last training step (data preparation and
 evaluation excluded, for both); ``--max-steps N`` stops both after N steps (the schedule then spans N steps,
-for both). Dev F1 is the project's span F1 (``ner_zoo.metrics.report.span_prf``: exact match, micro) over the
+for both). Dev F1 is the project's span F1 (``ner_zoo.metrics.functional.span_prf``: exact match, micro) over the
 whole dev set after training, for both: the zoo's dev predictions through its Python API, the peer's from
 its logits read at each word's first sub-word (one batched tokenisation of the dev set, batches of 64 in input
 order: ``Trainer.predict`` would reorder them, since transformers 5 groups evaluation batches by length too).
@@ -71,7 +71,7 @@ def read_split(folder: Path, name: str, limit: int | None = None) -> tuple[list[
 
 def span_f1(gold: list[list[tuple]], pred: list[list[tuple]]) -> float:
     """The project's exact-match micro span F1, in percent (the same function for both)."""
-    from ner_zoo.metrics.report import span_prf
+    from ner_zoo.metrics.functional import span_prf
 
     return round(100 * span_prf(pred, gold)["f1"], 2)
 
@@ -177,8 +177,14 @@ def zoo_predict(args) -> dict:
 def peer_train(args) -> dict:
     import datasets
     import torch
-    from transformers import (AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification,
-                              Trainer, TrainerCallback, TrainingArguments)
+    from transformers import (
+        AutoModelForTokenClassification,
+        AutoTokenizer,
+        DataCollatorForTokenClassification,
+        Trainer,
+        TrainerCallback,
+        TrainingArguments,
+    )
 
     from ner_zoo.data.tagging import spans_to_tags
 

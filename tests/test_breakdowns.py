@@ -9,7 +9,7 @@ import pytest
 
 from ner_zoo.cli.main import main
 from ner_zoo.metrics import SpanF1, SpanF1ByNesting
-from ner_zoo.metrics.report import FrequencyBucketer, NestingBucketer, breakdown_counts
+from ner_zoo.metrics.functional import FrequencyBucketer, NestingBucketer, breakdown_counts
 
 # sentence 1: ORG "New York Times" around LOC "New York"; sentence 2: two one-token persons
 TOKENS = [["New", "York", "Times", "reported", "Bob"], ["Bob", "met", "Ann"]]

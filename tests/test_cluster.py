@@ -79,7 +79,7 @@ def test_a_fixed_dirpath_holding_another_runs_checkpoints_is_refused(tmp_path, c
 def test_ckpt_path_last_resumes_the_latest_run_of_the_config(tmp_path, monkeypatch):
     """Resumed with more epochs: the same run folder, and its record counts every epoch and segment; each
     segment names its commit and the run-matrix file it ran from (``NER_ZOO_MATRIX``, set by run_matrix)."""
-    from ner_zoo.results.records import git_state
+    from ner_zoo.run.recorder import git_state
 
     args = ["fit", "--config", str(ROOT / "configs" / "quickstart.yaml"), *QUICK,
             "--trainer.default_root_dir", str(tmp_path / "runs")]
@@ -161,7 +161,7 @@ def test_a_refused_resume_changes_nothing_in_the_run_folder(tmp_path, capsys):  
 
 
 def test_resume_picks_the_checkpoint_with_the_highest_global_step(tmp_path):
-    from ner_zoo.training.run_folder import newest_checkpoint
+    from ner_zoo.run.folder import newest_checkpoint
 
     for name, step in (("hpc_ckpt_1.ckpt", 113), ("last.ckpt", 200), ("hpc_ckpt_2.ckpt", 150), ("best.ckpt", 50)):
         torch.save({"global_step": step}, tmp_path / name)

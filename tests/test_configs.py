@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 from ner_zoo.testing.tiny import TINY, model_class
-from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
@@ -306,7 +306,7 @@ def test_reproduction_matrix_pairs_its_arms(path):
     import yaml
 
     from ner_zoo.results.paired import MIN_SEEDS, PAIRS, shared_recipe
-    from ner_zoo.results.records import overlay_names
+    from ner_zoo.run.recorder import overlay_names
 
     runs = yaml.safe_load(path.read_text())
     pairs = {(m, base) for m, base, *_ in PAIRS}
@@ -345,7 +345,7 @@ def _pairs_with_published_records(runs: list[dict], folders: list[str], pairs: s
     optimiser; the records' accelerator), the run's seeds and epochs."""
     from ner_zoo.results.compare import _overlays, _variant, load_records
     from ner_zoo.results.paired import shared_recipe
-    from ner_zoo.results.records import overlay_names
+    from ner_zoo.run.recorder import overlay_names
 
     assert folders, "a matrix without both arms of a pair names the published records it pairs with"
     records = load_records([ROOT / "docs" / "runs" / f for f in folders])

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import corpus_dir
 from hf_copies import key, save_copies
+
 from ner_zoo.cli.main import main
 from ner_zoo.data import CoNLL2003, HFCorpus, JsonDataModule, SampleCorpus
 from ner_zoo.errors import DataFormatError
@@ -127,7 +127,7 @@ def test_fit_through_the_cli(sample_copies, tmp_path, monkeypatch, capsys, form)
 def test_data_names_of_hf_sources(tmp_path):
     """The name of an HF corpus in records and run folders: the hub id (and configuration), the folder or
     file's name, the data files' folder."""
-    from ner_zoo.training.run_folder import data_name, folder_part, run_label
+    from ner_zoo.run.folder import data_name, folder_part, run_label
 
     hf = "ner_zoo.data.HFCorpus"
     (tmp_path / "ncbi_hf").mkdir()
@@ -234,9 +234,9 @@ def _dataset(tokens, tags, names=("O", "B-PER", "I-PER")):
     ([[0, 3]], r"holds a value outside its 3 class names \(3: expected 0..2\)"),
 ])
 def test_hf_class_ids_outside_the_names_are_refused_naming_split_and_row(tags, expected):
-    from ner_zoo.data.readers.hf import dataset_sentences
-
     import datasets
+
+    from ner_zoo.data.readers.hf import dataset_sentences
 
     ds = datasets.Dataset.from_dict({"tokens": [["Anna", "spoke"], ["Berg", "ran"]], "ner_tags": [[1, 0], *tags]})
     with pytest.raises(DataFormatError, match=r"^mine\[train\]#1: field 'ner_tags' " + expected):

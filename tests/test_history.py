@@ -137,7 +137,7 @@ def test_a_superseded_row_is_marked_and_left_out_of_every_family(tmp_path):
 def test_recorder_counts_a_stretch_without_cpu_as_a_pause(monkeypatch, gap, cpu, paused):
     """Wall clock over CPU time by more than PAUSE_SECONDS between two steps: a pause (``SIGSTOP``); the same
     stretch with the CPU busy (a long validation) or a short one is none."""
-    from ner_zoo.results import records
+    from ner_zoo.run import recorder as records
 
     clock = {"wall": 0.0, "cpu": 0.0}
     monkeypatch.setattr(records.time, "perf_counter", lambda: clock["wall"])

@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-
-from ner_zoo.results.records import RunRecorder, git_state
+from ner_zoo.run.recorder import RunRecorder, git_state
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +50,7 @@ def test_a_partial_epoch_is_never_rounded_up():
     trainer = SimpleNamespace(callbacks=[], max_steps=-1, global_step=29996, max_epochs=5, limit_train_batches=None)
     protocol = rec.protocol(trainer)
     assert protocol["epochs"] == 2.999 and protocol["epochs_completed"] == 2
-    from ner_zoo.results.records import complete_epochs
+    from ner_zoo.run.recorder import complete_epochs
 
     assert complete_epochs(3, [1.0, 1.0, 0.9996]) == 2 and complete_epochs(3, [1.0, 1.0, 1.0]) == 3
     assert complete_epochs(0, []) == 0

@@ -12,12 +12,15 @@ ALLOWED = {
     "data": {"errors", "io", "dotted"},
     "modules": {"errors"},
     "metrics": {"data", "errors"},
-    "training": {"data", "modules", "metrics", "errors", "io", "dotted"},
+    "checkpoints": {"data", "errors"},
+    "training": {"data", "modules", "metrics", "checkpoints", "errors", "io", "dotted"},
     "models": {"data", "modules", "training", "errors"},
     "results": {"data", "metrics", "training", "errors", "io", "dotted"},
-    "api": {"data", "modules", "metrics", "training", "errors", "io", "dotted"},
-    "testing": {"data", "modules", "metrics", "training", "models", "api", "errors", "io", "dotted"},
-    "cli": {"data", "modules", "metrics", "training", "models", "results", "api", "errors", "io", "dotted"},
+    "run": {"data", "metrics", "checkpoints", "training", "results", "errors", "io", "dotted"},
+    "api": {"data", "modules", "metrics", "checkpoints", "training", "errors", "io", "dotted"},
+    "testing": {"data", "modules", "metrics", "checkpoints", "training", "models", "api", "errors", "io", "dotted"},
+    "cli": {"data", "modules", "metrics", "checkpoints", "training", "models", "results", "run", "api", "errors", "io",
+            "dotted"},
 }
 NO_LIGHTNING = ("modules", "metrics")  # building blocks and metrics work without a Trainer
 

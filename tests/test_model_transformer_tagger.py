@@ -6,10 +6,10 @@ import copy
 
 import pytest
 import torch
-
 from battery import SAMPLE_DATA, ModelBattery, build
-from ner_zoo.testing.tiny import tiny_model as registry_model
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+from ner_zoo.testing.tiny import tiny_model as registry_model
 
 
 def tiny_model(model_dir, **extra) -> dict:
@@ -68,9 +68,9 @@ def test_checkpoint_with_the_flat_transformer_keys_loads_and_predicts_the_same(t
                                                                                 recwarn):  # noqa: F811
     """A checkpoint saved before the transformer settings moved into ``encoder`` (flat ``model``, ``pooling``,
     ``casing_dim``, ...) loads in ``predict`` and with ``--ckpt_path``, and predicts what the new one does."""
+    from ner_zoo.checkpoints.migrations import renamed_keys
     from ner_zoo.cli.main import main
     from ner_zoo.models.transformer_tagger import TransformerTagger
-    from ner_zoo.training.migrations import renamed_keys
     from ner_zoo.training.inference import load_model, predict
 
     build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path,

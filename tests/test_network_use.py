@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from battery import build
-from ner_zoo.testing.tiny import TINY, TRANSFORMER_MODELS, tiny_model
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+from ner_zoo.testing.tiny import TINY, TRANSFORMER_MODELS, tiny_model
 
 DATA = {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 24}}
 HEAVY = ("lightning", "pytorch_lightning", "torchmetrics")
@@ -34,7 +34,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r}))
 
 def checkpoint_of(model, path: Path) -> Path:
     """What ``ner-zoo fit`` writes for ``model`` (weights, settings, stamps), without a Trainer."""
-    from ner_zoo.training import checkpoint
+    from ner_zoo.checkpoints import entries as checkpoint
 
     ckpt = {"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams)}
     checkpoint.stamp(model, ckpt)

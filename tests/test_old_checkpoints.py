@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from battery import build
-from ner_zoo.training.inference import load_model, predict
-from ner_zoo.training.migrations import migrate_state_dict
 from tiny_bert import tiny_bert_dir  # noqa: F401  (session fixture)
+
+from ner_zoo.checkpoints.migrations import migrate_state_dict
+from ner_zoo.training.inference import load_model, predict
 
 FIXTURES = Path(__file__).parent / "fixtures" / "checkpoints_v3"
 sys.path.insert(0, str(FIXTURES))
@@ -75,7 +75,7 @@ def test_every_model_of_the_registry_has_a_pinned_v4_layout(tiny_bert_dir):  # n
 def test_v4_layout_converts_to_the_host_and_to_the_network(name, tiny_bert_dir, tmp_path):  # noqa: F811
     """Every weight name and shape the old code wrote maps, through the one table, onto the task module's and onto
     the network's (nothing left over, nothing missing)."""
-    from ner_zoo.training.migrations import network_state, to_host
+    from ner_zoo.checkpoints.migrations import network_state, to_host
 
     pinned = V4_LAYOUT[name]
     cli = build(configs(str(tiny_bert_dir))[name], copy.deepcopy(DATA), tmp_path)

@@ -9,9 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from ner_zoo.results.records import encode_sentence_counts
-from ner_zoo.results.stats import (Stage, bootstrap_differences, holm, paired_bootstrap, paired_ci, t_p_value,
-                                   t_quantile, verdict)
+from ner_zoo.results.stats import (
+    Stage,
+    bootstrap_differences,
+    holm,
+    paired_bootstrap,
+    paired_ci,
+    t_p_value,
+    t_quantile,
+    verdict,
+)
+from ner_zoo.run.recorder import encode_sentence_counts
 
 # a 5-seed example worked by hand: differences 1.0, 1.5, 0.5, 1.0, 1.5 points -> mean 1.1, sum of squared
 # deviations 0.70 -> std sqrt(0.70 / 4) = 0.41833, standard error 0.18708, t(0.975, 4) = 2.7764451,

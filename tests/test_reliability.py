@@ -19,19 +19,19 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-
 from battery import SAMPLE_DATA, build
-from ner_zoo.training.inference import load_model, predict
+from test_cli import MODEL
+
+from ner_zoo.checkpoints.entries import FORMAT_VERSION
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.corpora import ColumnDataModule, JsonDataModule
 from ner_zoo.data.schema import Sentence, Span
 from ner_zoo.data.writers import write_jsonl
-from ner_zoo.io import atomic_write
 from ner_zoo.errors import CheckpointError, DataFormatError, LabelError
-from ner_zoo.training import checkpoint_checks
-from ner_zoo.training.checkpoint import FORMAT_VERSION
+from ner_zoo.io import atomic_write
 from ner_zoo.testing.tiny import plain_taggers, tiny_model
-from test_cli import MODEL
+from ner_zoo.training import checkpoint_checks
+from ner_zoo.training.inference import load_model, predict
 
 TRAIN = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nBlackburn I-PER\n\n"
 

@@ -7,8 +7,7 @@ import json
 import multiprocessing as mp
 from pathlib import Path
 
-
-from ner_zoo.training.run_folder import claim_run_dir
+from ner_zoo.run.folder import claim_run_dir
 
 N, ROUNDS = 4, 200
 
@@ -39,7 +38,7 @@ def test_processes_released_together_get_distinct_folders(tmp_path):
 
 
 def test_run_json_names_the_slurm_job_array_and_task(tmp_path, monkeypatch):
-    from ner_zoo.training.run_folder import prepare_fit
+    from ner_zoo.run.folder import prepare_fit
 
     for key, value in (("SLURM_JOB_ID", "9101"), ("SLURM_ARRAY_JOB_ID", "9100"), ("SLURM_ARRAY_TASK_ID", "1")):
         monkeypatch.setenv(key, value)

@@ -11,7 +11,7 @@ import yaml
 
 from ner_zoo.cli.packaged_configs import packaged_config
 from ner_zoo.data import SampleCorpus
-from ner_zoo.training.examples import bracketed
+from ner_zoo.run.examples import bracketed
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -31,7 +31,7 @@ wandb.init = init
 from ner_zoo.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
-DECISION = "from ner_zoo.results.wandb_tables import wandb_login; l = wandb_login(); print(l.mode, l.base_url)"
+DECISION = "from ner_zoo.results.wandb_export import wandb_login; l = wandb_login(); print(l.mode, l.base_url)"
 
 
 def isolated_env(tmp_path: Path, **extra) -> dict:

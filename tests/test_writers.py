@@ -150,7 +150,8 @@ def test_predict_output_aliases_of_the_input_are_refused(fitted, tmp_path, capsy
 
 
 # --- the rule at the moment of writing (issue 43): link-then-check, private temporaries, checkpoints, export --------
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -246,7 +247,7 @@ def _full_disk_after(monkeypatch, calls: int):
     """Writes of checkpoint bytes fail with ENOSPC after ``calls`` good ones, having written half the bytes."""
     import errno
 
-    from ner_zoo.training import checkpoint_io
+    from ner_zoo.run import checkpoint_io
 
     done = []
 
@@ -263,7 +264,7 @@ def _full_disk_after(monkeypatch, calls: int):
 def test_checkpoint_io_full_disk_keeps_the_previous_file(tmp_path, monkeypatch):
     import torch
 
-    from ner_zoo.training.checkpoint_io import AtomicCheckpointIO
+    from ner_zoo.run.checkpoint_io import AtomicCheckpointIO
 
     io, path = AtomicCheckpointIO(), tmp_path / "ckpt" / "last.ckpt"
     io.save_checkpoint({"w": torch.arange(1000)}, path)
@@ -292,7 +293,7 @@ def test_checkpoint_io_on_a_really_full_tmpfs(tmp_path):
 
     import torch
 
-    from ner_zoo.training.checkpoint_io import AtomicCheckpointIO
+    from ner_zoo.run.checkpoint_io import AtomicCheckpointIO
 
     disk = tmp_path / "disk"
     _mounted_tmpfs(disk, "2m")

@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 from ner_zoo.cli.lightning_cli import cli_in_process  # noqa: E402
 from ner_zoo.errors import NerZooError  # noqa: E402
 from ner_zoo.io import atomic_write  # noqa: E402
-from ner_zoo.metrics.report import FrequencyBucketer, breakdown_counts, breakdown_json  # noqa: E402
+from ner_zoo.metrics.functional import FrequencyBucketer, breakdown_counts, breakdown_json  # noqa: E402
 from ner_zoo.models.hcr import HCR, MEMORY_MODES  # noqa: E402
 
 

@@ -5,7 +5,7 @@
 
 The matrix file lists runs: ``name``, ``configs`` (passed as repeated ``--config``), ``args`` (extra CLI
 arguments), ``seeds`` and an optional per-run ``max_time``. Each run gets its own folder
-``<out>/<name>-s<seed>/`` with ``results.json`` (see ``ner_zoo.results.records``), a CSV log and
+``<out>/<name>-s<seed>/`` with ``results.json`` (see ``ner_zoo.run.recorder``), a CSV log and
 ``log.txt``. ``--budget`` (seconds) stops every run by wall clock (Lightning ``max_time``) so that the
 whole matrix ends in time; the best checkpoint is then tested. Small models leave a GPU mostly idle, so
 many runs share one card; each process uses one CPU thread. ``--only`` and ``--seeds`` run part of a matrix

@@ -23,8 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ner_zoo.api.folder import (DIGESTS, FORMAT, WEIGHTS, encoder_groups, file_digests,  # noqa: F401
-                                load_folder, transformer_encoders)
+from ner_zoo.api.folder import DIGESTS, FORMAT, WEIGHTS, encoder_groups, file_digests, load_folder, transformer_encoders  # noqa: F401
 from ner_zoo.errors import CheckpointError, DataFormatError
 
 if TYPE_CHECKING:
@@ -55,7 +54,7 @@ def saved_hparams(path: Path, cls) -> dict:
     import torch
 
     hp = dict(torch.load(path, map_location="cpu", weights_only=True, mmap=True).get("hyper_parameters") or {})
-    from ner_zoo.training.migrations import migrate_hparams
+    from ner_zoo.checkpoints.migrations import migrate_hparams
 
     return migrate_hparams(cls, hp)
 
@@ -144,7 +143,7 @@ def export(ckpt: str | Path, output: str | Path, record: str | Path | None = Non
             (tmp / WEIGHTS).write_bytes(save(state, metadata={"format": "pt", "ner_zoo_format": str(FORMAT)}))
         vocabs = model.vocabs
         (tmp / "vocabularies.json").write_text(json.dumps(vocabs.to_dict(), ensure_ascii=False) + "\n")
-        from ner_zoo.training.migrations import paper
+        from ner_zoo.checkpoints.migrations import paper
 
         model_class = f"{type(model).__module__}.{paper(type(model).__qualname__)}"  # the name configs use
         config = {"ner_zoo_format": FORMAT, "model_class": model_class,

@@ -148,8 +148,8 @@ def load_folder(folder: str | Path):
         Vocabularies.from_dict(hp["vocabs"])
     except Exception as e:
         raise CheckpointError(f"{vocab_path}: not ner-zoo vocabularies ({type(e).__name__}: {e})"[:400]) from None
+    from ner_zoo.checkpoints.migrations import network_state
     from ner_zoo.training.inference import instantiate, network_arguments
-    from ner_zoo.training.migrations import network_state
 
     try:
         model = instantiate(cls, network_arguments(cls, hp))

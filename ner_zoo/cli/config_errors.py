@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 import yaml
+
 from ner_zoo.dotted import resolve, short_name
 
 _OPTION = re.compile(r"Option '(\w+)' is not accepted")
@@ -54,12 +55,12 @@ def find_key(path: str, text: str) -> int | None:
 
 
 def renamed(class_path: str, option: str) -> str | None:
-    """The new name of ``option`` when ``class_path``'s class renamed it (``training/migrations.py``)."""
+    """The new name of ``option`` when ``class_path``'s class renamed it (``checkpoints/migrations.py``)."""
     try:
         cls = resolve(class_path)
     except (ImportError, AttributeError):
         return None
-    from ner_zoo.training.migrations import renamed_keys
+    from ner_zoo.checkpoints.migrations import renamed_keys
 
     return renamed_keys(cls).get(option)
 

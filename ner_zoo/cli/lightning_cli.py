@@ -4,9 +4,9 @@
 * A best-checkpoint callback on ``val/f1`` is always present (``--checkpoint.*`` options), and beside it
   :class:`LatestCheckpoint` writes ``last.ckpt`` every epoch and at a Ctrl-C/SIGTERM (resume with
   ``--ckpt_path last``).
-* ``fit`` writes into its own run folder (:mod:`ner_zoo.training.run_folder`): checkpoints, record, file
+* ``fit`` writes into its own run folder (:mod:`ner_zoo.run.folder`): checkpoints, record, file
   loggers and W&B files; ``--ckpt_path last`` resumes the newest state of the latest run of the config. A
-  W&B logger's ``log_model`` is done by :class:`~ner_zoo.training.wandb_run.WandbModelArtifact` (the best
+  W&B logger's ``log_model`` is done by :class:`~ner_zoo.run.wandb_run.WandbModelArtifact` (the best
   checkpoint once, at the end). A precision the model cannot train in is refused with one line.
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
   offline (nothing hangs without network). Its name is ``<Model>[-<variant>]-<Data>-s<seed>``, its group
@@ -41,18 +41,19 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from ner_zoo.data.datamodule import NERDataModule
+from ner_zoo.checkpoints import migrations
 from ner_zoo.cli.config_checks import check_config, check_nulls, check_yaml_files
+from ner_zoo.cli.config_errors import argument_error_line, config_files, unknown_key_line, where_set, yaml_syntax_line
 from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_configs, run_identity
 from ner_zoo.cli.progress_bar import calm_default_progress_bar
-from ner_zoo.cli.config_errors import (argument_error_line, config_files, unknown_key_line, where_set,
-                                       yaml_syntax_line)
+from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.dotted import leaves, resolve
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
-from ner_zoo.training import checkpoint_checks, checkpoint_io, migrations
+from ner_zoo.run import checkpoint_io
+from ner_zoo.run.folder import RUN_DIR_ENV, FitRun, prepare_fit
+from ner_zoo.run.recorder import RunRecorder, config_hash
+from ner_zoo.training import checkpoint_checks
 from ner_zoo.training.base import NERModule
-from ner_zoo.results.records import RunRecorder, config_hash
-from ner_zoo.training.run_folder import RUN_DIR_ENV, FitRun, prepare_fit
 
 
 class LatestCheckpoint(ModelCheckpoint):
@@ -162,7 +163,7 @@ class NERZooCLI(LightningCLI):
         plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
         check_config(plain, self.subcommand, lambda key: where_set(key, getattr(self, "_argv", [])))
         if self.subcommand in (None, "fit"):
-            from ner_zoo.training.final_model import configure_final_model
+            from ner_zoo.run.final_model import configure_final_model
 
             configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
         if self.subcommand in ("validate", "test") and not any(
@@ -178,7 +179,7 @@ class NERZooCLI(LightningCLI):
         if best is not None and not best.get("save_last") and checkpointing(config):
             extra.append(LatestCheckpoint(best.get("dirpath")))
         if self.log_model:
-            from ner_zoo.training.wandb_run import WandbModelArtifact
+            from ner_zoo.run.wandb_run import WandbModelArtifact
 
             extra.append(WandbModelArtifact(self.log_model))
         given = self.trainer_defaults.get("callbacks") or []
@@ -243,7 +244,7 @@ class NERZooCLI(LightningCLI):
             parser.callback_keys = keys
 
     def after_instantiate_classes(self) -> None:
-        from ner_zoo.training.precision_support import precision_refusal
+        from ner_zoo.run.precision import precision_refusal
 
         model = getattr(self, "model", None)  # a subclass may parse without building
         trainer = (self.config[self.subcommand] if self.subcommand else self.config).get("trainer") or {}
@@ -274,8 +275,8 @@ class NERZooCLI(LightningCLI):
         ckpt = self.config["fit"].get("ckpt_path") if "fit" in self.config else self.config.get("ckpt_path")
         if not ckpt or not Path(str(ckpt)).is_file() or not isinstance(model, NERModule):
             return
-        from ner_zoo.training.checkpoint import check_vocabularies
-        from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+        from ner_zoo.checkpoints.entries import check_vocabularies
+        from ner_zoo.checkpoints.integrity import DIGEST_KEY, checkpoint_digest
 
         state = checkpoint_checks.read(ckpt)
         stored = state.get(DIGEST_KEY)
@@ -287,7 +288,7 @@ class NERZooCLI(LightningCLI):
     def _parse_ckpt_path(self) -> None:
         """Lightning replaces the model class and arguments with those stored in ``--ckpt_path``: say so when they
         differ from what the command line or config gave, give keys renamed since the checkpoint was saved their
-        current names (``training/migrations.py``), and turn an unreadable file into one line.
+        current names (``checkpoints/migrations.py``), and turn an unreadable file into one line.
 
         The one private method overridden: Lightning 2.6 calls it between ``parse_arguments`` and
         ``before_instantiate_classes`` with no public hook to adapt the stored arguments (an
@@ -319,7 +320,7 @@ class NERZooCLI(LightningCLI):
             warnings.warn(f"{ckpt}: the checkpoint's model settings replace those given ({shown})", stacklevel=1)
 
     def _prepare_fit_run(self, sub: str) -> FitRun:
-        """This fit's run folder and resume checkpoint (:mod:`ner_zoo.training.run_folder`), set in the config."""
+        """This fit's run folder and resume checkpoint (:mod:`ner_zoo.run.folder`), set in the config."""
         config = self.config[sub]
         plain = json.loads(self._parser(sub).dump(config, format="json"))
         loggers = (plain.get("trainer") or {}).get("logger")

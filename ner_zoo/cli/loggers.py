@@ -14,10 +14,10 @@ import lightning.pytorch as pl
 import torch
 from lightning.pytorch.cli import SaveConfigCallback
 
-from ner_zoo.results.records import RunRecorder, config_hash, encoder_name, overlay_names
-from ner_zoo.results.wandb_tables import offline_note, wandb_login
-from ner_zoo.training.run_folder import FitRun, process_rank
 from ner_zoo.dotted import resolve, short_name
+from ner_zoo.results.wandb_export import offline_note, wandb_login
+from ner_zoo.run.folder import FitRun, process_rank
+from ner_zoo.run.recorder import RunRecorder, config_hash, encoder_name, overlay_names
 
 
 def run_identity(config: dict) -> dict:
@@ -47,7 +47,7 @@ def _tag(key: str, value: Any) -> str:
 
 
 def _data_name(data_cfg: dict) -> str:
-    from ner_zoo.training.run_folder import data_name
+    from ner_zoo.run.folder import data_name
 
     return data_name(data_cfg)
 
@@ -89,7 +89,7 @@ class LogConfigCallback(SaveConfigCallback):
 def configure_loggers(config: Any, run: dict, fit_run: FitRun | None) -> bool | str:
     """Loggers (in the parsed ``config``, changed in place) into the run folder, or named after the variant; W&B
     identity, offline mode and one W&B run per training run. Returns a W&B logger's ``log_model`` (Lightning's is
-    turned off: :class:`~ner_zoo.training.wandb_run.WandbModelArtifact` does it instead)."""
+    turned off: :class:`~ner_zoo.run.wandb_run.WandbModelArtifact` does it instead)."""
     log_model: bool | str = False
     for logger in logger_configs(config):
         args, kind = logger["init_args"], str(logger.get("class_path", ""))
@@ -115,7 +115,7 @@ def logger_configs(config: Any) -> list:
 
 
 def configure_wandb(logger: Any, config: Any, run: dict) -> None:
-    """Offline when wandb has no key for its server (:func:`~ner_zoo.results.wandb_tables.wandb_login`), with one
+    """Offline when wandb has no key for its server (:func:`~ner_zoo.results.wandb_export.wandb_login`), with one
     line saying so; name, group, job_type and tags from the run's identity (kept when set)."""
     args = logger["init_args"]
     login = wandb_login()

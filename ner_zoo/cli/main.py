@@ -88,8 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int | None:
         print(f"ner-zoo: error: {line}", file=sys.stderr)
         return USAGE_ERROR
     finally:
-        if "ner_zoo.training.run_folder" in sys.modules:  # a fit that stopped before writing into its run folder
-            sys.modules["ner_zoo.training.run_folder"].discard_unstarted()
+        if "ner_zoo.run.folder" in sys.modules:  # a fit that stopped before writing into its run folder
+            sys.modules["ner_zoo.run.folder"].discard_unstarted()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -129,9 +129,9 @@ def run(args: list[str], from_shell: bool = False) -> int | None:
     if args[0] not in COMMANDS and not args[0].startswith("-"):
         raise UsageError(f"unknown command {args[0]!r}; the commands are {', '.join(COMMANDS)} (ner-zoo --help)")
     if args and args[0] in TOOLS:
-        from ner_zoo.cli import tools
+        from ner_zoo.cli import reports
 
-        return getattr(tools, f"{args[0]}_main")(args[1:])
+        return getattr(reports, f"{args[0]}_main")(args[1:])
     if args and args[0] in ("export", "serve"):
         import importlib
 

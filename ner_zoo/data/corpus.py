@@ -74,7 +74,7 @@ class Corpus:
         long_sentences: ``split`` or ``skip`` sentences over ``max_train_length``.
         train_on: ``train``, or ``train+dev`` for a final model once the recipe is fixed: train and dev are
             trained on together for the configured epochs, with no validation and no model selection (the
-            checkpoint is the last epoch's; :mod:`ner_zoo.training.final_model`), as stated in ``results.json``.
+            checkpoint is the last epoch's; :mod:`ner_zoo.run.final_model`), as stated in ``results.json``.
     """
 
     task: Task = "ner"

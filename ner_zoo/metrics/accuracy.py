@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from ner_zoo.metrics.report import _tag_agreement
+from ner_zoo.metrics.functional import _tag_agreement
 
 
 class TokenAccuracy(Metric):

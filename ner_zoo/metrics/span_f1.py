@@ -3,7 +3,7 @@
 
 States are count tensors summed across processes (``dist_reduce_fx="sum"``), never lists of spans, so
 DDP synchronisation is exact (torchmetrics#538, #2170). The scores themselves come from
-:class:`ner_zoo.metrics.report.SpanCounts`, shared with the pure-Python twins :func:`span_prf` and
+:class:`ner_zoo.metrics.functional.SpanCounts`, shared with the pure-Python twins :func:`span_prf` and
 :func:`length_prf`, so the class and the function always agree.
 
 Typical use in a LightningModule (the result is a dict, so it is logged by hand)::
@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from ner_zoo.metrics.report import (
+from ner_zoo.metrics.functional import (
     LENGTH_BUCKETS,
     Bucketer,
     LabelBucketer,
@@ -173,7 +173,7 @@ class SpanF1ByLength(_SpanCountMetric):
 
 
 class SpanF1ByNesting(_SpanCountMetric):
-    """Exact-match span F1 of ``nested`` and ``flat`` spans (:class:`~ner_zoo.metrics.report.NestingBucketer`: a
+    """Exact-match span F1 of ``nested`` and ``flat`` spans (:class:`~ner_zoo.metrics.functional.NestingBucketer`: a
     span, gold or predicted, is nested when it contains or lies inside another gold span of its sentence).
     Keys of ``compute``: ``f1/nested``, ``recall/flat``, ``support/nested`` ... plus the micro scores."""
 

@@ -26,10 +26,22 @@ from typing import Iterable, Sequence
 import yaml
 
 from ner_zoo.errors import DataFormatError
-from ner_zoo.results.table import (PAPERS, data_split, fmt as _fmt, is_partial, label as _label,  # noqa: F401
-                                   markdown_table as _markdown_table, overlays as _overlays, paper_results,
-                                   score as _score, section as _section, split_cell, test_size_note,
-                                   trained_epochs, variant as _variant)
+from ner_zoo.results.cells import (  # noqa: F401
+    PAPERS,
+    data_split,
+    is_partial,
+    paper_results,
+    split_cell,
+    test_size_note,
+    trained_epochs,
+)
+from ner_zoo.results.cells import fmt as _fmt
+from ner_zoo.results.cells import label as _label
+from ner_zoo.results.cells import markdown_table as _markdown_table
+from ner_zoo.results.cells import overlays as _overlays
+from ner_zoo.results.cells import score as _score
+from ner_zoo.results.cells import section as _section
+from ner_zoo.results.cells import variant as _variant
 
 RECORD_NOTES = Path(__file__).parent / "record_notes.yaml"
 PREAMBLE = """# Results
@@ -392,7 +404,7 @@ def compare_main(argv: Sequence[str], parser_class: type[argparse.ArgumentParser
     paired_table = paired_rows(records, a.min_seeds)
     paired = paired_markdown(paired_table)
     if a.wandb:
-        from ner_zoo.results.wandb_tables import push_tables
+        from ner_zoo.results.wandb_export import push_tables
 
         run_id = push_tables(a.wandb, {"results": rows, "paired": [public(r) for r in paired_table],
                                        "gains": gain_rows(records), "f1_by_length": length_rows(records)},

@@ -170,7 +170,7 @@ def curves_markdown(rows: list[dict], figure: str | None) -> str:
     """The "Training curves" section: the plateau table of ``rows`` (:func:`curve_rows`) and the figure."""
     if not rows:
         return ""
-    from ner_zoo.results.table import section
+    from ner_zoo.results.cells import section
 
     public = [{key: value for key, value in r.items() if not key.startswith("_")} for r in rows]
     k = PLATEAU_EPOCHS

@@ -1,5 +1,5 @@
 """Pure functions over run-record fields (no Lightning, so ``ner-zoo compare`` starts fast): the recipe hash and
-the per-sentence counts of the test predictions. :mod:`ner_zoo.results.records` writes them."""
+the per-sentence counts of the test predictions. :mod:`ner_zoo.run.recorder` writes them."""
 
 from __future__ import annotations
 

@@ -26,18 +26,18 @@ from pathlib import Path
 
 import yaml
 
+from ner_zoo.results.cells import data_split, is_partial, paper_results, split_cell, test_size_note, trained_epochs
+from ner_zoo.results.cells import fmt as _fmt
+from ner_zoo.results.cells import label as _label
+from ner_zoo.results.cells import markdown_table as _markdown_table
+from ner_zoo.results.cells import overlays as _overlays
+from ner_zoo.results.cells import score as _score
+from ner_zoo.results.cells import section as _section
+from ner_zoo.results.cells import variant as _variant
 from ner_zoo.results.curves import dev_curve, plateau
 from ner_zoo.results.fields import config_hash, decode_sentence_counts
 from ner_zoo.results.history import row_history
 from ner_zoo.results.stats import VERDICT_RULE, Stage, holm, paired_bootstrap, paired_ci, t_p_value, verdict
-from ner_zoo.results.table import data_split, is_partial, paper_results, split_cell, test_size_note, trained_epochs
-from ner_zoo.results.table import fmt as _fmt
-from ner_zoo.results.table import label as _label
-from ner_zoo.results.table import markdown_table as _markdown_table
-from ner_zoo.results.table import overlays as _overlays
-from ner_zoo.results.table import score as _score
-from ner_zoo.results.table import section as _section
-from ner_zoo.results.table import variant as _variant
 
 #: (model, variant) -> its baselines, as the papers compare them (ablation rows and same-encoder baselines); a
 #: third item names the paper rows whose difference is the paper's gain when they are not the arms' own (arms

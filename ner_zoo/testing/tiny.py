@@ -122,7 +122,7 @@ def zoo_modules() -> list[ModuleType]:
 def unregistered(modules: Iterable[ModuleType] | None = None) -> list[str]:
     """``module.Class`` of every model (a network ``<Class>Net`` defined in, or a model exported by, ``modules``;
     default :func:`zoo_modules`) that no entry of ``TINY`` builds: models the per-model suites would miss."""
-    from ner_zoo.training.migrations import paper
+    from ner_zoo.checkpoints.migrations import paper
     from ner_zoo.training.network import Network
 
     registered = {model_class(name).network for name in TINY}

@@ -9,7 +9,7 @@ for the loaders, ``prepare`` once when fitting starts, document context for late
 metrics (per type; per length and nesting for span models), the optimiser and the checkpoint stamps.
 
 Cross-cutting work lives beside it: :mod:`~ner_zoo.training.optim` (optimiser, scheduler, clipping),
-:mod:`~ner_zoo.training.checkpoint` (stamps and checks), :mod:`~ner_zoo.training.tables` (per-type tables),
+:mod:`~ner_zoo.checkpoints.entries` (stamps and checks), :mod:`~ner_zoo.metrics.per_type` (per-type tables),
 and the callbacks every fit gets from :meth:`NERModule.configure_callbacks`:
 :mod:`~ner_zoo.training.random_state` and :mod:`~ner_zoo.training.lazy_rows`.
 """
@@ -25,24 +25,25 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.utilities import rank_zero_warn
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
+from lightning.pytorch.utilities import rank_zero_warn
 
+from ner_zoo.checkpoints import entries as checkpoint
+from ner_zoo.checkpoints import migrations
+from ner_zoo.checkpoints.entries import FORMAT_VERSION  # noqa: F401  (re-exported)
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.data.schema import Sentence
 from ner_zoo.dotted import leaves
 from ner_zoo.errors import ConfigError
 from ner_zoo.metrics import SpanF1, SpanF1ByLength, SpanF1ByNesting, TokenAccuracy
+from ner_zoo.metrics.per_type import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
 from ner_zoo.modules.transformer import TransformerEncoder
-from ner_zoo.training import checkpoint, migrations, optim
-from ner_zoo.training.checkpoint import FORMAT_VERSION  # noqa: F401  (re-exported)
+from ner_zoo.training import optim
 from ner_zoo.training.context import CONTEXT_SPLITS, SplitSentences
 from ner_zoo.training.network import Network
 from ner_zoo.training.optim import clip_grad_norm_rows, default_optimizer, fused_if_unset  # noqa: F401
 from ner_zoo.training.span_model import SpanModel
-from ner_zoo.training.tables import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
-
 
 SIZE_WORDS = ("dim", "hidden", "size", "filters", "channels", "width", "heads", "units")
 
@@ -136,7 +137,7 @@ class NERModule(pl.LightningModule):
 
     @classmethod
     def migrate_hparams(cls, hparams: Mapping[str, Any]) -> dict:
-        """Saved init arguments with their old names replaced by the current ones (``training/migrations.py``)."""
+        """Saved init arguments with their old names replaced by the current ones (``checkpoints/migrations.py``)."""
         return migrations.migrate_hparams(cls, hparams)
 
     def __init__(self, *args: Any, **kwargs: Any):
@@ -353,7 +354,7 @@ class NERModule(pl.LightningModule):
         self.log_metrics("test")
 
     def log_metrics(self, stage: str) -> dict:
-        """Compute, log and reset the stage's metrics (per-type tables: :mod:`~ner_zoo.training.tables`) and
+        """Compute, log and reset the stage's metrics (per-type tables: :mod:`~ner_zoo.metrics.per_type`) and
         the network's own values; returns the span F1 result (accuracy for POS)."""
         metric = self.metrics[stage]
         result = metric.compute()
@@ -400,7 +401,7 @@ class NERModule(pl.LightningModule):
         return [{"index": int(i), "sentence": s, "prediction": p}
                 for i, s, p in zip(batch.indices.tolist(), batch.sentences, preds)]
 
-    # optimisation and checkpoints (ner_zoo.training.optim, ner_zoo.training.checkpoint) ------------------
+    # optimisation and checkpoints (ner_zoo.training.optim, ner_zoo.checkpoints.entries) ------------------
     def parameter_groups(self) -> list[dict]:
         """Two groups when ``pretrained_lr`` is set: parameters of modules flagged ``is_pretrained``, rest."""
         return optim.parameter_groups(self, self.pretrained_lr)

@@ -17,10 +17,9 @@ from typing import Any
 
 import torch
 
+from ner_zoo.checkpoints.integrity import DIGEST_KEY, NO_DIGEST, no_digest_message
 from ner_zoo.dotted import resolve, short_name
 from ner_zoo.errors import CheckpointError
-from ner_zoo.training.integrity import DIGEST_KEY, NO_DIGEST, no_digest_message
-
 
 
 def read(path: str | Path, weights_only: bool = True) -> dict:
@@ -46,7 +45,7 @@ def read(path: str | Path, weights_only: bool = True) -> dict:
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason(e)})") from None
     if not isinstance(ckpt, dict):
         raise CheckpointError(f"{path} was not written by ner-zoo (it holds a {type(ckpt).__name__})")
-    from ner_zoo.training.checkpoint import FORMAT_VERSION
+    from ner_zoo.checkpoints.entries import FORMAT_VERSION
 
     version = ckpt.get("ner_zoo_format")
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:

@@ -3,7 +3,7 @@ modules' ``predicted_columns``, notebooks and benchmarks use. :func:`load_networ
 (torch, no Lightning: use); :func:`load_model` the task module that hosts it (evaluation, resuming).
 
 The checkpoint carries the model class, its init arguments (keys renamed since are mapped to their current
-names, ``training/migrations.py``), the vocabularies and label set, so nothing else is needed.
+names, ``checkpoints/migrations.py``), the vocabularies and label set, so nothing else is needed.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Sequence
 import torch
 from torch.utils.data import DataLoader
 
+from ner_zoo.checkpoints import migrations
 from ner_zoo.data.batching import IndexedDataset
 from ner_zoo.data.schema import Sentence
 from ner_zoo.data.tagging import spans_to_tags
 from ner_zoo.errors import CheckpointError, NerZooError
-from ner_zoo.training import checkpoint_checks, migrations
-
+from ner_zoo.training import checkpoint_checks
 
 #: init arguments of the task module, not of the network (a network built for use leaves them out)
 TRAINING_ONLY = ("optimizer", "lr_scheduler", "pretrained_lr")
@@ -45,14 +45,14 @@ def network_arguments(cls, hparams: dict) -> dict:
 
 def load_network(ckpt_path: str | Path, map_location: str = "cpu", weights_only: bool = True):
     """The network stored in ``ckpt_path`` alone (a plain ``nn.Module``, in eval mode; no Lightning imported),
-    its weights checked against the integrity digest and renamed by :mod:`~ner_zoo.training.migrations`.
+    its weights checked against the integrity digest and renamed by :mod:`~ner_zoo.checkpoints.migrations`.
 
     Args:
         ckpt_path: a checkpoint written by ``ner-zoo fit`` (of any ner-zoo version this one reads).
         map_location: device for the weights.
         weights_only: refuse pickled objects; ``False`` only for a trusted file that needs it.
     """
-    from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest
+    from ner_zoo.checkpoints.integrity import DIGEST_KEY, checkpoint_digest
 
     ckpt = checkpoint_checks.read(ckpt_path, weights_only=weights_only)
     cls = checkpoint_checks.model_class(ckpt, ckpt_path, network=True)

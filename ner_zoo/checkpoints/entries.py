@@ -1,14 +1,14 @@
 """What a zoo checkpoint carries beside Lightning's entries, and the checks on load: the format version, the
-model class, the integrity digest of the weights (:mod:`ner_zoo.training.integrity`) and, where a data module
+model class, the integrity digest of the weights (:mod:`ner_zoo.checkpoints.integrity`) and, where a data module
 is attached, that the checkpoint's vocabularies are this data's."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ner_zoo.checkpoints.integrity import DIGEST_KEY, checkpoint_digest, no_digest_message
 from ner_zoo.data.batching import Vocabularies
 from ner_zoo.errors import CheckpointError
-from ner_zoo.training.integrity import DIGEST_KEY, checkpoint_digest, no_digest_message
 
 #: 2: the weights under ``net.`` (the task module hosts the network; issue 42); 1: the network's own names
 FORMAT_VERSION = 2

@@ -34,9 +34,9 @@ from typing import Callable
 
 import torch
 
+from ner_zoo.dotted import short_name
 from ner_zoo.errors import CheckpointError, ConfigError
 from ner_zoo.io import atomic_write
-from ner_zoo.dotted import short_name
 
 RUN_DIR_ENV = "NER_ZOO_RUN_DIR"
 MARKER = "run.json"
@@ -229,7 +229,7 @@ def slurm_ids() -> dict:
 
 def prepare_fit(config: dict, config_hash: Callable[[dict], str], has_wandb: bool) -> FitRun:
     """Choose this fit's run folder and resume checkpoint from the resolved config (a plain dict);
-    ``config_hash`` is the records' recipe hash (:func:`ner_zoo.results.records.config_hash`)."""
+    ``config_hash`` is the records' recipe hash (:func:`ner_zoo.run.recorder.config_hash`)."""
     recipe, key = config_hash(config), config_hash(without_limits(config))
     trainer = config.get("trainer") or {}
     ckpt_cfg = config.get("checkpoint") or {}

@@ -268,7 +268,7 @@ class RunRecorder(Callback):
         for seg in self.segments:  # an earlier process stopped after the checkpoint it saved: resumed from there
             if "end_step" not in seg:
                 seg.update(end_step=trainer.global_step, status="stopped")
-        from ner_zoo.training.run_folder import slurm_ids
+        from ner_zoo.run.folder import slurm_ids
 
         slurm = slurm_ids()  # job, array job and task
         git = git_state() if trainer.is_global_zero else None
@@ -366,7 +366,7 @@ class RunRecorder(Callback):
 
     def _new_run_dir(self, trainer: pl.Trainer, root: Path) -> str:
         model = _short((self.config.get("model") or {}).get("class_path")) or type(trainer.lightning_module).__name__
-        from ner_zoo.training.run_folder import data_name, folder_part
+        from ner_zoo.run.folder import data_name, folder_part
 
         data_cfg = self.config.get("data") or {}
         data = folder_part(data_name(data_cfg)) if data_cfg.get("class_path") else "data"
@@ -375,7 +375,7 @@ class RunRecorder(Callback):
         run_ids = [str(lg.experiment.id) for lg in _wandb_loggers(trainer)]
         stem += "".join(f"-{i}" for i in run_ids[:1])
         parent = root / "-".join(x for x in (model, variant, data) if x)
-        from ner_zoo.training.run_folder import claim_folder
+        from ner_zoo.run.folder import claim_folder
 
         return str(claim_folder(parent, stem))  # never a folder another process made
 
@@ -383,7 +383,7 @@ class RunRecorder(Callback):
         return Path(self.path) if self.path else self.run_dir(trainer) / "results.json"
 
     def _base(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict:
-        from ner_zoo.training.run_folder import data_name
+        from ner_zoo.run.folder import data_name
 
         model_cfg, data_cfg = self.config.get("model", {}), self.config.get("data", {})
         init = model_cfg.get("init_args", {}) if isinstance(model_cfg, dict) else {}
@@ -449,7 +449,7 @@ class RunRecorder(Callback):
         """sha256 of the checkpoint file (rank 0; cached while the file is unchanged)."""
         if not path or not Path(path).is_file() or (self._trainer is not None and not self._trainer.is_global_zero):
             return None
-        from ner_zoo.training.run_folder import file_sha256
+        from ner_zoo.run.folder import file_sha256
 
         st = Path(path).stat()
         key = (str(path), st.st_size, st.st_mtime_ns)

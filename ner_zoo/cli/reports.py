@@ -67,7 +67,7 @@ def score_main(argv: Sequence[str]) -> int:
         if a.by is None:
             print(score_spans_report(gold, pred))
             return 0
-    from ner_zoo.metrics.report import breakdown_counts
+    from ner_zoo.metrics.functional import breakdown_counts
 
     bucketer = make_bucketer(a.by, a.train, p, a.encoding)
     write_breakdown(breakdown_counts(pred, gold, bucketer, tokens), a.by, a.output, a.overwrite)
@@ -76,7 +76,7 @@ def score_main(argv: Sequence[str]) -> int:
 
 def make_bucketer(by: str, train: str | None, parser: argparse.ArgumentParser, encoding: str | None = None):
     """The bucketer of ``--by``; ``train_frequency`` counts the words of ``train`` (a file or a corpus name)."""
-    from ner_zoo.metrics.report import FrequencyBucketer, LengthBucketer, NestingBucketer
+    from ner_zoo.metrics.functional import FrequencyBucketer, LengthBucketer, NestingBucketer
 
     if by == "length":
         return LengthBucketer()
@@ -112,7 +112,7 @@ def write_breakdown(counts, by: str, output: Path | None, overwrite: bool = Fals
     beforehand with :func:`~ner_zoo.io.check_output`)."""
     import json
 
-    from ner_zoo.metrics.report import breakdown_json, breakdown_markdown
+    from ner_zoo.metrics.functional import breakdown_json, breakdown_markdown
 
     table = breakdown_markdown(counts, by)
     print(table, end="")
@@ -196,8 +196,8 @@ def configs_main(argv: Sequence[str]) -> int:
     p = ArgumentParser(prog="ner-zoo configs", description=configs_main.__doc__)
     p.add_argument("--path", action="store_true", help="print the folder holding them and exit")
     a = p.parse_args(argv)
+    from ner_zoo.cli.configs_page import plain
     from ner_zoo.cli.packaged_configs import PACKAGED
-    from ner_zoo.results.config_table import plain
 
     print(PACKAGED if a.path else plain(PACKAGED))
     return 0

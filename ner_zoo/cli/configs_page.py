@@ -5,7 +5,7 @@ Model and dataset are the short class names of ``model.class_path`` / ``data.cla
 (``<paper>/ablations/*.yaml``) inherit them from ``<paper>/conll2003.yaml`` (or the folder's first config).
 The description is the first sentence of the file's leading comment block.
 
-Usage: ``python -m ner_zoo.results.config_table [--configs configs] [--output docs/configs.md]``;
+Usage: ``python -m ner_zoo.cli.configs_page [--configs configs] [--output docs/configs.md]``;
 ``ner-zoo configs`` prints the same rows as a plain list (:func:`plain`).
 """
 

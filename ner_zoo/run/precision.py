@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ner_zoo.training.migrations import paper
+from ner_zoo.checkpoints.migrations import paper
 
 HALF_WEIGHTS = {"16-true", "bf16-true", "16", "bf16", "half", "bfloat16"}
 
