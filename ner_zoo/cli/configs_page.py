@@ -21,7 +21,7 @@ import yaml
 from ner_zoo.dotted import short_name
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # packaged (the checkout's configs/ links here)
-PAPERS = Path(__file__).parent / "paper_results.yaml"
+PAPERS = Path(__file__).resolve().parents[1] / "results" / "paper_results.yaml"
 # a sentence ends at ". " unless the period closes an abbreviation common in these headers
 SENTENCE_END = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bSec)(?<!\bcf)(?<!\bvs)(?<!\bEq)(?<!\bFig)(?<!\bTab)\.(\s|$)")
 

@@ -8,7 +8,7 @@ import importlib
 
 _WHERE = {
     "TokenAccuracy": "accuracy",
-    **{name: "report" for name in ("LENGTH_BUCKETS", "SpanCounts", "conlleval_report", "conlleval_scores",
+    **{name: "functional" for name in ("LENGTH_BUCKETS", "SpanCounts", "conlleval_report", "conlleval_scores",
                                    "length_prf", "score_spans_report", "span_counts", "span_prf", "token_accuracy")},
     **{name: "span_f1" for name in ("SpanF1", "SpanF1ByLength", "SpanF1ByNesting")},
 }
