@@ -180,7 +180,8 @@ def main() -> None:
         print(f"zoo: {json.dumps(zoo)}")
         worker_args = parser().parse_args(zoo[2:])
         print(f"zoo-fit: {json.dumps(zoo_fit_argv(worker_args, Path('WORK') / 'zoo'))}")
-        print(f"reference: {json.dumps(reference_command(Path(args.reference), Path('DATA'), args.threads, Path('LOG')))}")
+        ref = reference_command(Path(args.reference), Path("DATA"), args.threads, Path("LOG"))
+        print(f"reference: {json.dumps(ref)}")
         return
     with tempfile.TemporaryDirectory(prefix="vs_reference-") as tmp:
         work = Path(tmp)
