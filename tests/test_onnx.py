@@ -116,6 +116,30 @@ def test_batched_decoders_equal_the_per_sentence_ones_and_the_crf(lengths):
     np.testing.assert_allclose(probs.sum(-1), mask.double().numpy(), atol=1e-9)
 
 
+def test_batched_marginals_fall_back_to_log_space_where_probabilities_underflow(monkeypatch):
+    """Emissions thousands apart under the BIOES constraints: the rescaled forward pass underflows to zero; those
+    rows are decoded again in log space and still equal the per-sentence log-space decoder."""
+    import ner_zoo.api.onnx as onnx
+    from ner_zoo.data.tagging import allowed_transitions, tag_names
+    from ner_zoo.modules.crf import NEG
+
+    tags = tag_names(["PER", "LOC"], "bioes")
+    first, moves, last = (np.asarray(x) for x in allowed_transitions(tags, "bioes"))
+    n = len(tags)
+    start, trans, end = np.where(first, 0.0, NEG), np.where(moves, 0.0, NEG), np.where(last, 0.0, NEG)
+    rng = np.random.default_rng(0)
+    em = rng.normal(size=(4, 7, n)) * 2000
+    lengths = np.array([7, 1, 5, 3])
+    calls = []
+    real = onnx.marginals_log_batch
+    monkeypatch.setattr(onnx, "marginals_log_batch", lambda *a: calls.append(len(a[1])) or real(*a))
+    probs = onnx.marginals_batch(em, lengths, start, trans, end)
+    assert calls, "these emissions underflow in probability space"
+    for b, k in enumerate(lengths):
+        np.testing.assert_allclose(probs[b, :k], onnx.marginals(em[b, :k], start, trans, end), rtol=0, atol=1e-12)
+        assert not probs[b, k:].any()
+
+
 def test_onnx_decode_is_the_per_sentence_decode(onnx_folder):
     """``OnnxModel.decode`` (batched decoders) against the per-sentence decoders on the same emissions."""
     from ner_zoo.api.onnx import OnnxModel, marginals, viterbi

@@ -255,9 +255,9 @@ def viterbi_batch(em: "np.ndarray", lengths: "np.ndarray", start: "np.ndarray", 
     back = np.zeros((max(length - 1, 0),) + score.shape, dtype=np.int64)  # back[t - 1]: best previous tag at t
     for t in range(1, length):
         cand = score[:, :, None] + trans  # [B, from, to]
-        back[t - 1] = cand.argmax(1)
+        best = back[t - 1] = cand.argmax(1)
         live = (t < lengths)[:, None]  # a row's score stays at its last position once it has ended
-        score = np.where(live, cand.max(1) + em[:, t], score)
+        score = np.where(live, np.take_along_axis(cand, best[:, None, :], 1)[:, 0] + em[:, t], score)
     rows = np.arange(batch)
     cur = (score + end).argmax(1)  # each row's tag at its last position
     path = np.zeros((batch, length), dtype=np.int64)
@@ -271,8 +271,46 @@ def viterbi_batch(em: "np.ndarray", lengths: "np.ndarray", start: "np.ndarray", 
 
 def marginals_batch(em: "np.ndarray", lengths: "np.ndarray", start: "np.ndarray", trans: "np.ndarray",
                     end: "np.ndarray") -> "np.ndarray":
-    """Posterior tag probabilities ``[B, L, T]`` of a padded batch (forward-backward in log space, float64, the
-    whole batch per position); row by row :func:`marginals`, 0 past each row's length."""
+    """Posterior tag probabilities ``[B, L, T]`` of a padded batch, 0 past each row's length; row by row
+    :func:`marginals` (within 1e-12).
+
+    Forward-backward over the whole batch per position, in probability space with each position's vector
+    rescaled to sum 1 (float64): one ``[B, T] x [T, T]`` product per position instead of a ``[B, T, T]``
+    log-sum-exp; a posterior is ``alpha * beta`` normalised over the tags, so the scales cancel. Scores are shifted
+    by their maxima before ``exp``; a row whose rescaled vector underflows to zero (emissions hundreds apart
+    under the transition constraints) is decoded again in log space (:func:`marginals_log_batch`)."""
+    import numpy as np
+
+    batch, length, _ = em.shape
+    lengths = np.asarray(lengths)
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore", over="ignore"):
+        move = np.exp(trans - trans.max())  # [from, to]; forbidden moves (-10000) are 0
+        prob = np.exp(em - em.max(-1, keepdims=True))  # [B, L, T], each position's best tag 1
+        alpha, beta = np.empty_like(em), np.empty_like(em)
+        a = np.exp(start - start.max()) * prob[:, 0]
+        alpha[:, 0] = a / a.sum(-1, keepdims=True)
+        for t in range(1, length):  # past a row's end alpha is not read
+            a = (alpha[:, t - 1] @ move) * prob[:, t]
+            alpha[:, t] = a / a.sum(-1, keepdims=True)
+        stop = np.exp(end - end.max())
+        beta[:, length - 1] = stop
+        for t in range(length - 2, -1, -1):  # each row's backward pass starts at its own last position
+            b = (prob[:, t + 1] * beta[:, t + 1]) @ move.T
+            b = b / b.sum(-1, keepdims=True)
+            beta[:, t] = np.where((t < lengths - 1)[:, None], b, stop)
+        post = alpha * beta
+        post = post / post.sum(-1, keepdims=True)
+    inside = np.arange(length) < lengths[:, None]  # [B, L]
+    post = np.where(inside[:, :, None], post, 0.0)
+    bad = ~(np.isfinite(post).all((1, 2)) & (np.abs(post.sum(-1) - inside) < 1e-6).all(1))
+    if bad.any():
+        post[bad] = marginals_log_batch(em[bad], lengths[bad], start, trans, end)
+    return post
+
+
+def marginals_log_batch(em: "np.ndarray", lengths: "np.ndarray", start: "np.ndarray", trans: "np.ndarray",
+                        end: "np.ndarray") -> "np.ndarray":
+    """:func:`marginals_batch` in log space (log-sum-exp per position; slower, no underflow)."""
     import numpy as np
 
     batch, length, _ = em.shape
