@@ -81,7 +81,6 @@ def main() -> None:
 
     import ner_zoo
     from ner_zoo.api.export import export
-    from ner_zoo.api.onnx import OnnxModel
 
     print(host_line(), flush=True)
     rows = sentences(args.sentences)

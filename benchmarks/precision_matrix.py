@@ -113,7 +113,8 @@ def device_name(accelerator: str) -> str:
 
 
 def table(rows: list[dict], device: str) -> str:
-    lines = [f"Device: {device}", "", "| config | precision | status | loss finite | steps/s | peak MiB |",
+    lines = [f"Device: {device}", "", __import__("host").host_line(), "",
+             "| config | precision | status | loss finite | steps/s | peak MiB |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         rate = f"{r['steps_per_s']:.1f}" if r.get("steps_per_s") else ""
@@ -151,6 +152,7 @@ def main() -> int:
     if a.one:
         print("RESULT " + json.dumps(one(*a.one, a.steps, min(a.warmup, a.steps - 1), a.accelerator, a.extra)))
         return 0
+    print(__import__("host").host_line(), flush=True)  # benchmarks/host.py: which machine
     rows = []
     for config in a.configs:
         for precision in a.precisions:

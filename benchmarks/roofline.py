@@ -212,7 +212,8 @@ def main() -> None:
         t, p = r["train"], r["predict"]
         print(f"| {name} | {r['sentences']}, {r['tokens']} | {precision} | {t['ms']} | {t['gflop']} | {t['gflops']} | "
               f"{100 * t['gflops'] * 1e9 / peak:.1f} % | {p['ms']} | {p['gflop']} | {p['gflops']} | "
-              f"{100 * p['gflops'] * 1e9 / peak:.1f} % | {t['lstm_share']:.2f} | {load0:.1f}-{os.getloadavg()[0]:.1f} |",
+              f"{100 * p['gflops'] * 1e9 / peak:.1f} % | {t['lstm_share']:.2f} | "
+              f"{load0:.1f}-{os.getloadavg()[0]:.1f} |",
               flush=True)
 
 

@@ -377,6 +377,7 @@ def main() -> None:
         sys.path.insert(0, str(ROOT))
         print(MARK + json.dumps(WORKERS[args.worker](args)), flush=True)
         return
+    print(__import__("host").host_line(), flush=True)  # benchmarks/host.py: which machine
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                TOKENIZERS_PARALLELISM="false",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))

@@ -170,6 +170,8 @@ def main() -> None:
     args = parser().parse_args()
     if args.worker:
         return worker(args)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    print(__import__("host").host_line(), flush=True)  # benchmarks/host.py: which machine
     sentences = args.sentences if args.steps is None else 10 * args.steps
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
