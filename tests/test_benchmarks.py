@@ -139,3 +139,21 @@ def test_dry_run_argument_order_is_free_before_zoo_args():
                                       "--dry-run"])
     assert not args.dry_run and args.zoo_args[-1] == "--dry-run"
     assert isinstance(vs_hf.parser(), argparse.ArgumentParser)
+
+
+def test_roofline_counts_the_fused_lstm_layers_flops():
+    """FlopCounterMode sees no FLOPs in oneDNN's LSTM; roofline.py's dispatch mode counts them: 2 x tokens x
+    (|W_ih| + |W_hh|) per layer and direction forward, twice that backward."""
+    torch = pytest.importorskip("torch")
+    roofline = _script("roofline")
+    lstm = torch.nn.LSTM(20, 16, num_layers=2, bidirectional=True, batch_first=True)
+    x = torch.randn(3, 7, 20, requires_grad=True)
+    with roofline.rnn_flops_mode() as rnn:
+        out = lstm(x)[0]
+    forward = sum(2 * 3 * 7 * 4 * 16 * (i + 16) * 2 for i in (20, 32))
+    if rnn.flops == 0:
+        pytest.skip("this build runs the LSTM without oneDNN's fused layer (FlopCounterMode counts its products)")
+    assert rnn.flops == forward
+    with roofline.rnn_flops_mode() as rnn:
+        out.sum().backward()
+    assert rnn.flops == 2 * forward
