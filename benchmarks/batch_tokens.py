@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     _, dm, corpus, model = baseline_model(a.threads)
     sentences = dm.train_sentences()[: a.sentences]
     params = [p for p in model.parameters() if p.requires_grad]

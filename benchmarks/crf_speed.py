@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5, help="untimed warm-up runs per cell")
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     args = parser.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(args.threads)
     rows = []
     for shape in SHAPES:

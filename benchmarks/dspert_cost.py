@@ -144,6 +144,7 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--minilm", action="store_true", help="the offline MiniLM-L6 instead of a random BERT")
     args = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         if args.minilm:

@@ -30,6 +30,7 @@ def main() -> None:
     p.add_argument("--data", required=True, type=Path, help="a CoNLL file with gold tags in the last column")
     p.add_argument("--device", default="cpu")
     a = p.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     import ner_zoo
     from ner_zoo.data.readers import read_conll
     from ner_zoo.data.schema import Sentence

@@ -77,6 +77,7 @@ def main() -> None:
     ap.add_argument("--cprofile", default=None)
     ap.add_argument("extra", nargs="*", help="after --: more ner-zoo fit arguments")
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(a.threads)
     callback = StepProfile(a.start, a.stop, a.rows, a.cprofile)
 

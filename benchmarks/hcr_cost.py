@@ -106,6 +106,7 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=500, help="T, slots per word type")
     ap.add_argument("--no-footprint", action="store_true")
     args = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     device, _, where = setup(args)
     print(f"# HCR training cost ({where}; fp32; batch 10; T = {args.slots}; torch {torch.__version__})\n")
 

@@ -157,6 +157,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--predict", type=int, default=0, help="also prediction on the first N test sentences")
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     dm, model = zoo_setup(a.threads)
     opt = fused_if_unset(torch.optim.AdamW(model.parameter_groups(), lr=1e-3, weight_decay=0.01))
     opt.param_groups[1]["lr"] = 2e-5

@@ -73,6 +73,7 @@ def main() -> None:
     ap.add_argument("--config", default=str(ROOT / "configs" / "baselines" / "conll2003.yaml"))
     ap.add_argument("--profile", default=None)
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(a.threads)
     cli = cli_in_process(["--config", a.config, "--trainer.logger", "false"], run=False)
     model, dm = cli.model, cli.datamodule

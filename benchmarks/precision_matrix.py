@@ -36,6 +36,22 @@ PAPER_CONFIGS = [
 PRECISIONS = ["bf16-mixed", "16-mixed", "32-true"]
 
 
+def fit_argv(config: str, precision: str, steps: int, accelerator: str, extra: list[str], root: str) -> list[str]:
+    """The CLI arguments of one fit; ``--extra`` last, so it overrides the rest."""
+    args = [x for c in config.split("+") for x in ("--config", c)]
+    return args + ["--trainer.precision", precision, "--trainer.accelerator", accelerator, "--trainer.devices", "1",
+                   "--trainer.max_steps", str(steps), "--trainer.max_epochs", "1", "--trainer.limit_val_batches",
+                   "0", "--trainer.num_sanity_val_steps", "0", "--trainer.enable_progress_bar", "false",
+                   "--trainer.logger", "false", "--test_after_fit", "false", "--checkpoint.monitor", "null",
+                   "--trainer.default_root_dir", root, "--record.enabled", "false", *extra]
+
+
+def one_command(config: str, precision: str, a: argparse.Namespace) -> list[str]:
+    """The command line of one config x precision's process; ``--extra`` last (it takes the rest of the line)."""
+    return [sys.executable, __file__, "--one", config, precision, "--steps", str(a.steps), "--warmup",
+            str(a.warmup), "--accelerator", a.accelerator, "--extra", *a.extra]
+
+
 def one(config: str, precision: str, steps: int, warmup: int, accelerator: str, extra: list[str]) -> dict:
     """Build and train one config in this process; the measurements as a dict."""
     import lightning.pytorch as pl
@@ -63,13 +79,7 @@ def one(config: str, precision: str, steps: int, warmup: int, accelerator: str, 
             self._sync()
             self.t1 = time.perf_counter()
 
-    args = [x for c in config.split("+") for x in ("--config", c)]
-    args += ["--trainer.precision", precision, "--trainer.accelerator", accelerator, "--trainer.devices", "1",
-             "--trainer.max_steps", str(steps), "--trainer.max_epochs", "1", "--trainer.limit_val_batches", "0",
-             "--trainer.num_sanity_val_steps", "0", "--trainer.enable_progress_bar", "false",
-             "--trainer.logger", "false", "--test_after_fit", "false", "--checkpoint.monitor", "null",
-             "--trainer.default_root_dir", tempfile.mkdtemp(prefix="precision-"), "--record.enabled", "false",
-             *extra]
+    args = fit_argv(config, precision, steps, accelerator, extra, tempfile.mkdtemp(prefix="precision-"))
     row = {"config": config, "precision": precision}
     try:
         cli = cli_in_process(args, run=False)
@@ -103,7 +113,8 @@ def device_name(accelerator: str) -> str:
 
 
 def table(rows: list[dict], device: str) -> str:
-    lines = [f"Device: {device}", "", "| config | precision | status | loss finite | steps/s | peak MiB |",
+    lines = [f"Device: {device}", "", __import__("host").host_line(), "",
+             "| config | precision | status | loss finite | steps/s | peak MiB |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         rate = f"{r['steps_per_s']:.1f}" if r.get("steps_per_s") else ""
@@ -113,7 +124,7 @@ def table(rows: list[dict], device: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--configs", nargs="+", default=PAPER_CONFIGS, help="configs; A.yaml+B.yaml stacks files")
     p.add_argument("--precisions", nargs="+", default=PRECISIONS)
@@ -123,16 +134,29 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=Path("precision_matrix.md"))
     p.add_argument("--timeout", type=int, default=900, help="seconds per fit")
     p.add_argument("--one", nargs=2, metavar=("CONFIG", "PRECISION"), help=argparse.SUPPRESS)
+    p.add_argument("--dry-run", action="store_true", help="print each process's command line and fit arguments")
     p.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="arguments appended to every fit")
-    a = p.parse_args()
+    return p
+
+
+def main() -> int:
+    a = parser().parse_args()
+    if a.dry_run:  # what would run (tests/test_benchmarks.py)
+        for config in a.configs:
+            for precision in a.precisions:
+                cmd = one_command(config, precision, a)
+                w = parser().parse_args(cmd[2:])
+                print(f"one: {json.dumps(cmd)}")
+                print(f"fit: {json.dumps(fit_argv(*w.one, w.steps, w.accelerator, w.extra, 'ROOT'))}")
+        return 0
     if a.one:
         print("RESULT " + json.dumps(one(*a.one, a.steps, min(a.warmup, a.steps - 1), a.accelerator, a.extra)))
         return 0
+    print(__import__("host").host_line(), flush=True)  # benchmarks/host.py: which machine
     rows = []
     for config in a.configs:
         for precision in a.precisions:
-            cmd = [sys.executable, __file__, "--one", config, precision, "--steps", str(a.steps), "--warmup",
-                   str(a.warmup), "--accelerator", a.accelerator, "--extra", *a.extra]
+            cmd = one_command(config, precision, a)
             try:
                 out = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, cwd=ROOT,
                                      env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})

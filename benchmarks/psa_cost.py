@@ -63,6 +63,7 @@ def main() -> None:
                      bf16_help="bf16 autocast (LSTMs and CRF stay fp32)")
     ap.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 40, 80, 160])
     args = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     device, amp, where = setup(args)
     print(f"# PSA cost ({where}; {'bf16 autocast' if args.bf16 else 'fp32'}; batch 10; torch {torch.__version__})\n")
 

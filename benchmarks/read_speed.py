@@ -59,6 +59,7 @@ def main() -> None:
     ap.add_argument("--data", default=os.environ.get("NER_ZOO_DATA", "/work/shared/data"))
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     data = Path(args.data)
     warnings.simplefilter("ignore")  # ACE duplicate-span warnings
 

@@ -116,6 +116,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--train-steps", type=int, default=200)
     args = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(args.threads)
     dm, corpus = load(16)
     dm.setup("fit")

@@ -112,6 +112,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads (1 avoids OpenMP stalls on an oversubscribed machine)")
     a = p.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     if a.threads:
         torch.set_num_threads(a.threads)
     print(f"device: {a.device}, torch {torch.__version__}, threads {torch.get_num_threads()}\n")

@@ -61,6 +61,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--onnx", help="a folder exported with --format onnx (default: export --model into a temporary one)")
     a = p.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     model = str(Path(a.model).resolve())
     py = sys.executable
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),

@@ -129,6 +129,7 @@ def main() -> None:
     ap.add_argument("--config", default=str(ROOT / "configs" / "baselines" / "conll2003.yaml"))
     ap.add_argument("--files", nargs="+", default=FILES)
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(a.threads)
     swap = Swap(load_old(a.old, a.files))
     print(f"# {len(swap.items)} functions and methods swapped from {a.old}: {', '.join(a.files)}", flush=True)

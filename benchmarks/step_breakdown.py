@@ -111,6 +111,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="torch.profiler's top operators of both steps")
     ap.add_argument("--top", type=int, default=15)
     a = ap.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     _, dm, corpus, model = baseline_model(a.threads)
     global MODEL
     MODEL = model

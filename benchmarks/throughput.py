@@ -173,6 +173,7 @@ def main(argv=None) -> None:
     p.add_argument("--models", nargs="*", help="configs whose models are compared, an overlay joined with + "
                    "(base.yaml+ablations/x.yaml); default: the BiLSTM-CRF of --config and two variants")
     a = p.parse_args(argv)
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(a.threads)
     device = torch.device(a.device)
     config = yaml.safe_load(a.config.read_text())

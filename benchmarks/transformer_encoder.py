@@ -62,6 +62,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch_size", type=int, default=32)
     a = p.parse_args()
+    print(__import__('host').host_line(), flush=True)  # benchmarks/host.py: which machine
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     source, sentences = load_sentences()

@@ -32,7 +32,11 @@ The last lines are ``train_ratio=`` (zoo steps/s over the peer's, medians) and `
 
     python benchmarks/vs_hf.py [--sentences N] [--epochs 1] [--max-steps N] [--rounds 1] [--threads 1]
         [--batch-size 32] [--device cpu|cuda] [--bf16] [--model DIR_OR_HUB_ID] [--dev-sentences N]
-        [--predict-sentences N] [--no-predict]
+        [--predict-sentences N] [--no-predict] [--print-commands] [--dry-run] [--zoo-args FIT_ARGS...]
+
+``--zoo-args`` (last on the line) goes to the zoo's training worker, after the recipe's arguments, so it
+overrides them (``--zoo-args --trainer.precision bf16-mixed``); ``--dry-run`` prints the workers' command lines
+and the zoo's fit arguments without running them (what tests/test_benchmarks.py checks).
 """
 
 from __future__ import annotations
@@ -103,6 +107,23 @@ def precision_flag(args) -> str:
 # --------------------------------------------------------------------------------------------------- zoo
 
 
+def zoo_fit_argv(args, root: Path) -> list[str]:
+    """``ner-zoo fit`` arguments of the zoo's training run; ``--zoo-args`` last, so they override the recipe."""
+    return [
+        "fit", "--config", "configs/transformer_tagger/conll2003.yaml", "--test_after_fit", "false",
+        "--seed_everything", str(args.seed), "--data.init_args.data_dir", args.data_dir,
+        "--data.init_args.tag_scheme", "iob2", "--data.init_args.batch_size", str(args.batch_size),
+        "--model.init_args.use_crf", "false", "--model.init_args.encoder.init_args.casing_dim", "0",
+        "--model.init_args.encoder.init_args.model", args.model,
+        "--model.init_args.pretrained_lr", str(args.encoder_lr),
+        "--model.init_args.optimizer.init_args.lr", str(args.head_lr),
+        "--trainer.max_epochs", str(args.epochs), "--trainer.max_steps", str(args.max_steps or -1),
+        "--trainer.accelerator", args.device,
+        "--trainer.precision", precision_flag(args), "--trainer.default_root_dir", str(root),
+        "--trainer.logger", "false", "--checkpoint.dirpath", str(root / "checkpoints"),
+        "--record.path", str(root / "results.json"), *args.zoo_args]
+
+
 def zoo_train(args) -> dict:
     from lightning.pytorch.callbacks import Callback
 
@@ -126,19 +147,7 @@ def zoo_train(args) -> dict:
             self.trainer.callbacks.append(timer)
 
     root = Path(args.work) / f"zoo-{time.time_ns()}"
-    cli_in_process([
-        "fit", "--config", "configs/transformer_tagger/conll2003.yaml", "--test_after_fit", "false",
-        "--seed_everything", str(args.seed), "--data.init_args.data_dir", args.data_dir,
-        "--data.init_args.tag_scheme", "iob2", "--data.init_args.batch_size", str(args.batch_size),
-        "--model.init_args.use_crf", "false", "--model.init_args.encoder.init_args.casing_dim", "0",
-        "--model.init_args.encoder.init_args.model", args.model,
-        "--model.init_args.pretrained_lr", str(args.encoder_lr),
-        "--model.init_args.optimizer.init_args.lr", str(args.head_lr),
-        "--trainer.max_epochs", str(args.epochs), "--trainer.max_steps", str(args.max_steps or -1),
-        "--trainer.accelerator", args.device,
-        "--trainer.precision", precision_flag(args), "--trainer.default_root_dir", str(root),
-        "--trainer.logger", "false", "--checkpoint.dirpath", str(root / "checkpoints"),
-        "--record.path", str(root / "results.json"), *args.zoo_args], cli_class=TimedCLI)
+    cli_in_process(zoo_fit_argv(args, root), cli_class=TimedCLI)
     train_s, load = timer.end - timer.start, [timer.load, load_average()]
     return {"steps": timer.steps, "train_s": round(train_s, 2), "steps_per_s": round(timer.steps / train_s, 3),
             "dev_f1": zoo_dev_f1(root, args), "checkpoint": str(root / "checkpoints" / "last.ckpt"), "load": load}
@@ -296,7 +305,9 @@ def _spans(tags: list[str]) -> list[tuple]:
 WORKERS = {"zoo-train": zoo_train, "peer-train": peer_train, "zoo-predict": zoo_predict, "peer-predict": peer_predict}
 
 
-def run_worker(kind: str, args, env: dict, **extra) -> dict:
+def worker_command(kind: str, args, **extra) -> list[str]:
+    """The worker process's command line: every option of the driver that the worker reads, ``--zoo-args`` last
+    (it takes the rest of the line)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--data-dir", str(args.data_dir),
            "--work", str(args.work), "--model", args.model, "--device", args.device, "--seed", str(args.seed),
            "--epochs", str(args.epochs), "--batch-size", str(args.batch_size), "--encoder-lr", str(args.encoder_lr),
@@ -307,6 +318,14 @@ def run_worker(kind: str, args, env: dict, **extra) -> dict:
     cmd += ["--dev-sentences", str(args.dev_sentences)] if args.dev_sentences else []
     for key, value in extra.items():
         cmd += [f"--{key.replace('_', '-')}", str(value)]
+    cmd += ["--zoo-args", *args.zoo_args] if args.zoo_args and kind == "zoo-train" else []
+    return cmd
+
+
+def run_worker(kind: str, args, env: dict, **extra) -> dict:
+    cmd = worker_command(kind, args, **extra)
+    if args.print_commands:
+        print("# " + " ".join(cmd), flush=True)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     line = next((x for x in out.stdout.splitlines() if x.startswith(MARK)), None)
     if line is None:
@@ -314,7 +333,7 @@ def run_worker(kind: str, args, env: dict, **extra) -> dict:
     return json.loads(line[len(MARK):])
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=None, help="first N training sentences (default: all)")
     ap.add_argument("--epochs", type=int, default=1)
@@ -337,15 +356,39 @@ def main() -> None:
     ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("--checkpoint", help=argparse.SUPPRESS)
     ap.add_argument("--model-dir", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    ap.add_argument("--print-commands", action="store_true", help="print each worker's command line as it starts")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the workers' command lines (and the zoo's fit arguments) of one round, run nothing")
+    return ap
+
+
+def dry_run(args, env: dict) -> None:
+    """What one round would run: each worker's command line, its environment's thread count, and the argument
+    lines the zoo's training worker gives ``ner-zoo fit`` (as the worker would parse its own command line)."""
+    args.work, args.data_dir = Path(tempfile.gettempdir()) / "vs_hf-dry-run", "DATA"
+    print(f"threads: OMP_NUM_THREADS={env['OMP_NUM_THREADS']} MKL_NUM_THREADS={env['MKL_NUM_THREADS']}")
+    for kind, extra in (("zoo-train", {}), ("peer-train", {}), ("zoo-predict", {"checkpoint": "CKPT"}),
+                        ("peer-predict", {"model_dir": "MODEL_DIR"})):
+        cmd = worker_command(kind, args, **extra)
+        print(f"{kind}: {json.dumps(cmd)}")
+        if kind == "zoo-train":
+            worker_args = parser().parse_args(cmd[2:])
+            print(f"zoo-fit: {json.dumps(zoo_fit_argv(worker_args, Path(worker_args.work) / 'zoo'))}")
+
+
+def main() -> None:
+    args = parser().parse_args()
     args.model = args.model or default_model()
     if args.worker:
         sys.path.insert(0, str(ROOT))
         print(MARK + json.dumps(WORKERS[args.worker](args)), flush=True)
         return
+    print(__import__("host").host_line(), flush=True)  # benchmarks/host.py: which machine
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                TOKENIZERS_PARALLELISM="false",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    if args.dry_run:
+        return dry_run(args, env)
     with tempfile.TemporaryDirectory(prefix="vs_hf-") as tmp:
         args.work = Path(tmp)
         args.data_dir = args.work / "conll2003"

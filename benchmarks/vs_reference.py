@@ -15,7 +15,8 @@ The table has each run's steps, training seconds, steps per second and dev F1; t
 ``train_ratio=<median zoo steps/s / median reference steps/s>``.
 
 Usage: ``python benchmarks/vs_reference.py [--sentences N | --steps S] [--rounds 2] [--threads 1]
-[--reference ../shared/reference/bilstm_crf.py] [--config configs/baselines/conll2003.yaml] [--zoo-args ...]``
+[--reference ../shared/reference/bilstm_crf.py] [--config configs/baselines/conll2003.yaml] [--dry-run]
+[--zoo-args ...]`` (``--dry-run``: print the command lines one round would run, run nothing)
 """
 
 from __future__ import annotations
@@ -71,8 +72,7 @@ def glove_dir() -> str:
 
 def run_reference(script: Path, data: Path, work: Path, threads: int, env: dict) -> dict:
     log = work / f"ref-{time.time_ns()}.log"
-    cmd = [sys.executable, str(script), "--glove-dir", glove_dir(), "--threads", str(threads),
-           "--max-epochs", "1", "--data", str(data), "--log", str(log)]
+    cmd = reference_command(script, data, threads, log)
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     header, row = None, None
     for line in log.read_text().splitlines():
@@ -84,9 +84,27 @@ def run_reference(script: Path, data: Path, work: Path, threads: int, env: dict)
     return {"steps": round(train_s * sps), "train_s": train_s, "steps_per_s": sps, "dev_f1": float(row["dev_f1"])}
 
 
+def reference_command(script: Path, data: Path, threads: int, log: Path) -> list[str]:
+    return [sys.executable, str(script), "--glove-dir", glove_dir(), "--threads", str(threads),
+            "--max-epochs", "1", "--data", str(data), "--log", str(log)]
+
+
+def zoo_command(config: str, data: Path, work: Path, zoo_args: list[str]) -> list[str]:
+    """The zoo worker's command line; ``--zoo-args`` last (it takes the rest of the line)."""
+    return [sys.executable, str(Path(__file__).resolve()), "--worker", "--config", config, "--data-dir", str(data),
+            "--work", str(work), "--zoo-args", *zoo_args]
+
+
+def zoo_fit_argv(args: argparse.Namespace, root: Path) -> list[str]:
+    """``ner-zoo fit`` arguments of the worker's run; ``--zoo-args`` last, so they override the recipe."""
+    return ["fit", "--config", args.config, "--trainer.max_epochs", "1", "--test_after_fit", "false",
+            "--data.init_args.data_dir", args.data_dir, "--trainer.default_root_dir", str(root),
+            "--trainer.logger", "false",  # the progress bar stays, as in a user's run
+            "--record.path", str(root / "results.json"), *args.zoo_args]
+
+
 def run_zoo(config: str, data: Path, work: Path, zoo_args: list[str], env: dict) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--config", config, "--data-dir", str(data),
-           "--work", str(work), "--zoo-args", *zoo_args]
+    cmd = zoo_command(config, data, work, zoo_args)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     line = next((x for x in out.stdout.splitlines() if x.startswith(MARK)), None)
     if line is None:
@@ -124,16 +142,13 @@ def worker(args: argparse.Namespace) -> None:
             self.trainer.callbacks.append(timer)
 
     root = Path(args.work) / f"zoo-{time.time_ns()}"
-    cli_in_process(["fit", "--config", args.config, "--trainer.max_epochs", "1", "--test_after_fit", "false",
-                    "--data.init_args.data_dir", args.data_dir, "--trainer.default_root_dir", str(root),
-                    "--trainer.logger", "false",  # the progress bar stays, as in a user's run
-                    "--record.path", str(root / "results.json"), *args.zoo_args], cli_class=TimedCLI)
+    cli_in_process(zoo_fit_argv(args, root), cli_class=TimedCLI)
     train_s = timer.end - timer.start
     print(MARK + json.dumps({"steps": timer.steps, "train_s": round(train_s, 2),
                              "steps_per_s": round(timer.steps / train_s, 2), "dev_f1": timer.dev_f1}), flush=True)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=None, help="first N training sentences (default: all)")
     ap.add_argument("--steps", type=int, default=None, help="same as --sentences 10 x STEPS (batch 10)")
@@ -146,12 +161,30 @@ def main() -> None:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data-dir", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the zoo's and the reference's command lines and the zoo's fit arguments, run nothing")
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.worker:
         return worker(args)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    print(__import__("host").host_line(), flush=True)  # benchmarks/host.py: which machine
     sentences = args.sentences if args.steps is None else 10 * args.steps
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    if args.dry_run:  # what one round runs (tests/test_benchmarks.py)
+        print(f"sentences: {sentences}")
+        print(f"threads: OMP_NUM_THREADS={env['OMP_NUM_THREADS']} MKL_NUM_THREADS={env['MKL_NUM_THREADS']}")
+        zoo = zoo_command(args.config, Path("DATA"), Path("WORK"), args.zoo_args)
+        print(f"zoo: {json.dumps(zoo)}")
+        worker_args = parser().parse_args(zoo[2:])
+        print(f"zoo-fit: {json.dumps(zoo_fit_argv(worker_args, Path('WORK') / 'zoo'))}")
+        ref = reference_command(Path(args.reference), Path("DATA"), args.threads, Path("LOG"))
+        print(f"reference: {json.dumps(ref)}")
+        return
     with tempfile.TemporaryDirectory(prefix="vs_reference-") as tmp:
         work = Path(tmp)
         kept = cut_corpus(data_root() / "conll2003", work / "conll2003", sentences)

@@ -85,6 +85,78 @@ def test_numpy_decoders_equal_the_crf():
         np.testing.assert_allclose(marginals(e, start, trans, end), want_probs[b, :n].numpy(), atol=1e-5)
 
 
+@pytest.mark.parametrize("lengths", [[6, 1, 4], [1], [1, 1, 1], [9, 3, 9, 1, 2, 7, 5, 1]])
+def test_batched_decoders_equal_the_per_sentence_ones_and_the_crf(lengths):
+    """Viterbi and forward-backward over a whole padded batch (ragged lengths, length-1 sentences, padding scores
+    that are not zero): row by row the per-sentence numpy decoders' results and the PyTorch CRF's."""
+    from ner_zoo.api.onnx import marginals, marginals_batch, viterbi, viterbi_batch
+    from ner_zoo.data.tagging import allowed_transitions, tag_names
+    from ner_zoo.modules.crf import NEG, LinearChainCRF
+
+    tags = tag_names(["PER", "LOC", "ORG"], "bioes")
+    crf = LinearChainCRF(len(tags), constraints=allowed_transitions(tags, "bioes"))
+    torch.manual_seed(len(lengths))
+    with torch.no_grad():
+        for p in (crf.start_transitions, crf.transitions, crf.end_transitions):
+            p.normal_()
+    em = torch.randn(len(lengths), max(lengths), len(tags)) * 3  # padding positions hold scores too
+    mask = torch.arange(max(lengths)) < torch.tensor(lengths).unsqueeze(1)
+    start = crf.start_transitions.detach().masked_fill(~crf.allowed_start, NEG).double().numpy()
+    trans = crf.transitions.detach().masked_fill(~crf.allowed_transitions, NEG).double().numpy()
+    end = crf.end_transitions.detach().masked_fill(~crf.allowed_end, NEG).double().numpy()
+    e, n = em.double().numpy(), np.array(lengths)
+    paths, probs = viterbi_batch(e, n, start, trans, end), marginals_batch(e, n, start, trans, end)
+    assert paths.shape == mask.shape and probs.shape == e.shape
+    want_paths, want_probs = crf.decode(em, mask), crf.marginals(em, mask)
+    for b, k in enumerate(lengths):
+        assert paths[b, :k].tolist() == viterbi(e[b, :k], start, trans, end) == want_paths[b, :k].tolist()
+        np.testing.assert_allclose(probs[b, :k], marginals(e[b, :k], start, trans, end), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(probs[b, :k], want_probs[b, :k].numpy(), atol=1e-5)
+        assert not paths[b, k:].any() and not probs[b, k:].any()
+    np.testing.assert_allclose(probs.sum(-1), mask.double().numpy(), atol=1e-9)
+
+
+def test_batched_marginals_fall_back_to_log_space_where_probabilities_underflow(monkeypatch):
+    """Emissions thousands apart under the BIOES constraints: the rescaled forward pass underflows to zero; those
+    rows are decoded again in log space and still equal the per-sentence log-space decoder."""
+    import ner_zoo.api.onnx as onnx
+    from ner_zoo.data.tagging import allowed_transitions, tag_names
+    from ner_zoo.modules.crf import NEG
+
+    tags = tag_names(["PER", "LOC"], "bioes")
+    first, moves, last = (np.asarray(x) for x in allowed_transitions(tags, "bioes"))
+    n = len(tags)
+    start, trans, end = np.where(first, 0.0, NEG), np.where(moves, 0.0, NEG), np.where(last, 0.0, NEG)
+    rng = np.random.default_rng(0)
+    em = rng.normal(size=(4, 7, n)) * 2000
+    lengths = np.array([7, 1, 5, 3])
+    calls = []
+    real = onnx.marginals_log_batch
+    monkeypatch.setattr(onnx, "marginals_log_batch", lambda *a: calls.append(len(a[1])) or real(*a))
+    probs = onnx.marginals_batch(em, lengths, start, trans, end)
+    assert calls, "these emissions underflow in probability space"
+    for b, k in enumerate(lengths):
+        np.testing.assert_allclose(probs[b, :k], onnx.marginals(em[b, :k], start, trans, end), rtol=0, atol=1e-12)
+        assert not probs[b, k:].any()
+
+
+def test_onnx_decode_is_the_per_sentence_decode(onnx_folder):
+    """``OnnxModel.decode`` (batched decoders) against the per-sentence decoders on the same emissions."""
+    from ner_zoo.api.onnx import OnnxModel, marginals, viterbi
+    from ner_zoo.data.tagging import tags_to_spans
+
+    model = OnnxModel(onnx_folder)
+    rows = [r for shape in SHAPES for r in shape]
+    got = model.decode(rows)
+    for row, em, (spans, scores) in zip(rows, model.emissions(rows), got):
+        em = em[: len(row)].astype(np.float64)
+        ids = viterbi(em, *model.crf)
+        picked = marginals(em, *model.crf)[np.arange(len(ids)), ids]
+        want = tags_to_spans([model.vocabs.tags[i] for i in ids])
+        assert spans == want
+        assert scores == pytest.approx([float(picked[s.start:s.end].mean()) for s in want], abs=1e-12)
+
+
 @pytest.fixture(scope="module")
 def onnx_folder(trained, tmp_path_factory):
     from ner_zoo.api.export import export

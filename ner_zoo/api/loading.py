@@ -19,7 +19,9 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
             cache only).
         device: ``cpu``, ``cuda``, ``cuda:1`` ...; default: a GPU when there is one.
         batch_size: sentences per forward pass.
-        precision: ``32``, ``bf16`` or ``16``.
+        precision: ``32``, ``bf16``, ``16``, or ``auto``: bf16 where the device computes it natively and the
+            model's bf16 quality was measured equal to fp32's (:func:`ner_zoo.hardware.default_precision`; no
+            model yet, so ``32`` everywhere today), else ``32``.
         revision: with a Hub id: a branch, tag or commit (default: ``main``).
         token: with a Hub id: a token for a private repository (default: ``HF_TOKEN`` or the saved login).
 
@@ -34,4 +36,9 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
         from ner_zoo.api.onnx import OnnxTagger
 
         return OnnxTagger(path, device=device, batch_size=batch_size, _allow_pos=_allow_pos)
-    return Tagger(load_any(path, device), batch_size=batch_size, precision=precision, _allow_pos=_allow_pos)
+    model = load_any(path, device)
+    if precision == "auto":
+        from ner_zoo.hardware import default_precision
+
+        precision = default_precision(type(model).__name__, str(next(iter(model.parameters())).device.type))
+    return Tagger(model, batch_size=batch_size, precision=precision, _allow_pos=_allow_pos)

@@ -1,0 +1,66 @@
+"""Native bf16 detection (issue 46, item 2): the CPU's flags from ``/proc/cpuinfo``, bf16 native only with
+``avx512_bf16`` or AMX (or a CUDA GPU of compute capability 8.0+), and ``precision="auto"`` picking bf16 only where
+it is native *and* the model's quality was measured equal (no model yet: 32 everywhere). No timing."""
+
+from __future__ import annotations
+
+import pytest
+
+from ner_zoo import hardware
+
+AVX2_EPYC = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+flags\t\t: fpu vme sse sse2 ssse3 sse4_1 sse4_2 avx avx2 fma f16c bmi2
+"""
+SAPPHIRE_RAPIDS = """processor\t: 0
+model name\t: Intel(R) Xeon(R) Platinum 8481C
+flags\t\t: fpu sse2 avx avx2 avx512f avx512bw avx512_bf16 amx_bf16 amx_tile amx_int8
+"""
+COOPER_LAKE = "model name\t: Intel Xeon 8380H\nflags\t\t: avx2 avx512f avx512_bf16\n"
+SKYLAKE_SERVER = "model name\t: Intel Xeon 8175M\nflags\t\t: avx2 avx512f avx512bw\n"
+
+
+@pytest.mark.parametrize("text, native", [(AVX2_EPYC, False), (SKYLAKE_SERVER, False), (COOPER_LAKE, True),
+                                          (SAPPHIRE_RAPIDS, True), ("", False)])
+def test_native_bf16_from_the_cpu_flags(text, native):
+    flags = hardware.cpu_flags(text)
+    assert ("avx2" in flags) == bool(text)
+    assert hardware.native_bf16("cpu", flags) is native
+    assert hardware.cpu_native_bf16(flags) is native
+
+
+def test_cpu_model_and_this_host_agree_with_its_flags():
+    assert hardware.cpu_model(SAPPHIRE_RAPIDS) == "Intel(R) Xeon(R) Platinum 8481C"
+    assert hardware.cpu_model(AVX2_EPYC) == "AMD EPYC 7B13"
+    flags = hardware.cpu_flags()  # this host's
+    assert hardware.native_bf16("cpu") is bool(flags & hardware.BF16_FLAGS)
+
+
+def test_gpu_bf16_needs_compute_capability_8(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for capability, native in (((7, 5), False), ((8, 0), True), ((9, 0), True)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=0, c=capability: c)
+        assert hardware.native_bf16("cuda:0") is native
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert hardware.native_bf16("cuda") is False
+
+
+def test_auto_precision_is_bf16_only_where_native_and_measured_equal(monkeypatch):
+    amx = hardware.cpu_flags(SAPPHIRE_RAPIDS)
+    avx2 = hardware.cpu_flags(AVX2_EPYC)
+    assert hardware.BF16_EQUAL_QUALITY == frozenset()  # nothing measured on a native-bf16 host yet
+    assert hardware.default_precision("TransformerTagger", "cpu", amx) == "32"
+    monkeypatch.setattr(hardware, "BF16_EQUAL_QUALITY", frozenset({"TransformerTagger"}))
+    assert hardware.default_precision("TransformerTagger", "cpu", amx) == "bf16"
+    assert hardware.default_precision("TransformerTagger", "cpu", avx2) == "32"  # emulated: never by default
+    assert hardware.default_precision("BiLSTMCRF", "cpu", amx) == "32"
+
+
+def test_load_with_auto_precision_keeps_fp32_here(trained):
+    import ner_zoo
+
+    tagger = ner_zoo.load(trained[1], device="cpu", precision="auto")
+    assert tagger.precision == "32"
+    assert ner_zoo.load(trained[1], device="cpu").precision == "32"  # the default is unchanged
