@@ -135,8 +135,9 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
         prediction.index_context(model, todo_sentences, replace=True)  # their own document context, as in use
         order = list(prediction.batches(prediction.costs(model, todo_sentences), batch_size, batch_tokens))
         loader = DataLoader(IndexedDataset(todo_sentences), batch_size=None, sampler=order, collate_fn=model.collator)
+        # inference_mode off (no_grad instead): a CRF's entity scores, its marginals, are the gradient of log Z
         trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
-                             enable_progress_bar=False, enable_model_summary=False)
+                             enable_progress_bar=False, enable_model_summary=False, inference_mode=False)
         for batch in trainer.predict(model, loader):
             for r in batch:
                 found[todo[r["index"]]] = (r["prediction"], r.get("scores"))
