@@ -26,7 +26,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Sequence
 
 from ner_zoo.api.tagger import Tagger
-from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError, ResourceError
 
 if TYPE_CHECKING:

@@ -90,9 +90,10 @@ def plain_taggers() -> list[str]:
     """Registry taggers without a required transformer: the reliability suite fits these and tags a 1,000-token
     sentence (tests/test_reliability.py); the long-input suite reads every other model with its transformer
     (tests/test_long_documents.py), so every registry model is in exactly one of the two."""
+    from ner_zoo.training.network import network_class
     from ner_zoo.training.tagger import SequenceTagger
 
-    return [n for n in TINY if n not in TRANSFORMER_MODELS and issubclass(model_class(n), SequenceTagger)]
+    return [n for n in TINY if n not in TRANSFORMER_MODELS and issubclass(network_class(model_class(n)), SequenceTagger)]
 
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
