@@ -169,8 +169,10 @@ def write_onnx(model, folder: Path, opset: int = 17) -> dict:
     saved = encoder.documents if encoder is not None else None
     try:
         if encoder is not None and encoder.context > 0:  # the check sentences are one document, in both runtimes
-            encoder.documents = type(saved)(sentences)
-            subwords.documents.add(sentences)
+            from ner_zoo.training.prediction import index_context
+
+            index_context(model, sentences, replace=True)
+            subwords.add_documents(sentences, replace=True)
             left, right = subwords.neighbours(sentences)
         with torch.no_grad():
             want = model.emissions(model.collate(list(enumerate(sentences)))).float().numpy()
