@@ -75,7 +75,7 @@ def test_tagger_sorts_by_the_lengths_the_model_hands_over():
             self.batches.append([len(s.tokens) for _, s in chunk])
             return torch.zeros(len(chunk))
 
-        def decode(self, batch):
+        def predict(self, batch):  # what use reads (Network.predict)
             return [[] for _ in range(len(batch))]
 
     model = Fake()

@@ -111,3 +111,18 @@ def test_one_name_per_role(name, tiny_bert_dir, tmp_path):  # noqa: F811
             assert key.endswith("lstm"), f"{name}.{key} is a BiLSTM"
         if isinstance(child, TransformerEncoder):
             assert key == "encoder"
+
+
+def test_one_casing_per_model(tiny_bert_dir):  # noqa: F811
+    """One casing component (``CasingEmbedding``, read with ``words``): the TokenEncoder's own casing beside an
+    encoder that embeds casing (an uncased transformer does by default) is refused, so no model gets it twice."""
+    vocabs = _vocabs()
+    bert = TransformerEncoder(str(tiny_bert_dir))
+    assert bert.casing is not None  # uncased: casing by default
+    with pytest.raises(ValueError, match="casing twice"):
+        TokenEncoder(vocabs, Words(dim=4), encoder=bert, casing_dim=2)
+    enc = TokenEncoder(vocabs, Words(dim=4), encoder=bert).eval()  # the encoder's casing alone
+    assert enc.casing is None and enc.output_dim == 4 + bert.output_dim
+    flat = bert.casing.words([s.tokens for s in SENTS])
+    assert flat.shape == (sum(len(s) for s in SENTS), bert.casing_dim)
+    assert flat[5:].tolist() == bert.casing.embedding.weight[casing_ids(SENTS[1].tokens)].tolist()
