@@ -103,7 +103,7 @@ def test_one_name_per_role(name, tiny_bert_dir, tmp_path):  # noqa: F811
     from ner_zoo.modules.rnn import BiLSTMEncoder
 
     model = build(tiny_model(name, tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path).model
-    named = dict(model.named_children())
+    named = dict(model.net.named_children())  # the network the task module hosts
     assert isinstance(named.get("tokens"), TokenEncoder) == (name in WITH_TOKENS)
     assert isinstance(named.get("encoder"), TransformerEncoder) == (name in TRANSFORMER_MODELS)
     for key, child in named.items():
