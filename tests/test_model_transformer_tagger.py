@@ -43,7 +43,7 @@ def test_checkpoint_with_the_casing_embedding_outside_the_encoder_loads(tmp_path
     model = build(tiny_model(tiny_bert_dir), copy.deepcopy(SAMPLE_DATA), tmp_path).model
     state = {"state_dict": {"casing.embedding.weight": torch.ones(8, 4)}, "ner_zoo_format": 1}
     model.on_load_checkpoint(state)
-    assert list(state["state_dict"]) == ["encoder.casing.embedding.weight"]
+    assert list(state["state_dict"]) == ["net.encoder.casing.embedding.weight"]  # the host holds the network as net
 
 
 def test_context_from_data_module(tmp_path, tiny_bert_dir):  # noqa: F811
