@@ -150,11 +150,10 @@ def test_a_failing_request_fails_alone():
     from ner_zoo.api.serve import NERAPI
 
     class Tagger:
-        def __call__(self, text=None, tokens=None):
-            texts = [text] if isinstance(text, str) else text
-            if texts is not None and "boom" in texts:
+        def tag(self, inputs):  # what the server calls: every text and token list of the batch at once
+            if ("text", "boom") in inputs:
                 raise RuntimeError("boom")
-            return [[] for _ in texts] if texts is not None else []
+            return [[] for _ in inputs]
 
     api = NERAPI("unused")
     api.tagger = Tagger()

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Sequence
 
 from ner_zoo.api.tagger import Tagger
-from ner_zoo.data.schema import Sentence, Span
+from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError, ResourceError
 
 if TYPE_CHECKING:
@@ -169,8 +169,10 @@ def write_onnx(model, folder: Path, opset: int = 17) -> dict:
     saved = encoder.documents if encoder is not None else None
     try:
         if encoder is not None and encoder.context > 0:  # the check sentences are one document, in both runtimes
-            encoder.documents = type(saved)(sentences)
-            subwords.documents.add(sentences)
+            from ner_zoo.training.prediction import index_context
+
+            index_context(model, sentences, replace=True)
+            subwords.add_documents(sentences, replace=True)
             left, right = subwords.neighbours(sentences)
         with torch.no_grad():
             want = model.emissions(model.collate(list(enumerate(sentences)))).float().numpy()
@@ -424,7 +426,10 @@ class OnnxModel:
         return self
 
     def context_encoders(self) -> list:
-        return []
+        """The inputs that read neighbouring sentences (a transformer encoder's, ``context > 0``), as a PyTorch
+        network's :meth:`~ner_zoo.training.network.Network.context_encoders`: what
+        :func:`ner_zoo.training.prediction.index_context` writes."""
+        return [self.subwords] if self.subwords is not None and self.subwords.context > 0 else []
 
     def emissions(self, rows: Sequence[Sequence[str]], left: Sequence[Sequence[str]] | None = None,
                   right: Sequence[Sequence[str]] | None = None) -> "np.ndarray":
@@ -474,14 +479,19 @@ class OnnxTagger(Tagger):
         folder: a folder written by ``ner-zoo export ... --format onnx``.
         device: ``cpu`` (default where onnxruntime has no GPU), ``cuda`` or ``auto``.
         batch_size: sentences per run of the graph.
+        batch_tokens: at most this many padded words per run too (``None``: no token budget).
+
+    Batches and document context come from the one inference path (:func:`ner_zoo.training.prediction.run`,
+    through :meth:`ner_zoo.Tagger.predict_sentences`); this class only runs a batch (:meth:`_decode`).
     """
 
     def __init__(self, folder: str | Path, device: str | None = None, batch_size: int = 32,
-                 split_sentences: bool = True, _allow_pos: bool = False):
+                 split_sentences: bool = True, _allow_pos: bool = False, batch_tokens: int | None = None):
         model = OnnxModel(folder, device)
         if model.is_pos and not _allow_pos:
             raise CheckpointError("this is a POS tagger: Tagger returns entities")
         self.model, self.batch_size, self.precision, self.split_sentences = model, batch_size, "32", split_sentences
+        self.batch_tokens = batch_tokens
 
     @property
     def device(self) -> str:
@@ -495,26 +505,9 @@ class OnnxTagger(Tagger):
         self.model.to(device)
         return self
 
-    @property
-    def context_sentences(self) -> int:
-        """As :attr:`ner_zoo.Tagger.context_sentences`."""
-        return self.model.subwords.context if self.model.subwords is not None else 0
-
-    def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False,
-                          context: Sequence[Sentence] = ()) -> list[tuple[list[Span], list[float] | None]]:
-        """As :meth:`ner_zoo.Tagger.predict_sentences` (document context: these sentences and ``context``, or with
-        ``keep_context`` also those of earlier calls)."""
-        out: list = [([], []) for _ in sentences]
-        todo = sorted((i for i, s in enumerate(sentences) if len(s.tokens)), key=lambda i: len(sentences[i].tokens))
+    def _decode(self, items: list[tuple[int, Sentence]]) -> list[tuple[list, list[float] | None]]:
+        """One batch through the graph (document context from the sub-word inputs' index), decoded in numpy."""
+        chunk = [s for _, s in items]
         subwords = self.model.subwords
-        if subwords is not None and subwords.context > 0:  # the sentences are their own document context, as in
-            if not keep_context:  # the PyTorch Tagger
-                subwords.documents = type(subwords.documents)()
-            subwords.documents.add([*(sentences[i] for i in todo), *context])
-        for lo in range(0, len(todo), self.batch_size):
-            chunk = [sentences[i] for i in todo[lo: lo + self.batch_size]]
-            left, right = subwords.neighbours(chunk) if subwords is not None else (None, None)
-            for i, got in zip(todo[lo: lo + self.batch_size],
-                              self.model.decode([s.tokens for s in chunk], left, right)):
-                out[i] = got
-        return out
+        left, right = subwords.neighbours(chunk) if subwords is not None else (None, None)
+        return self.model.decode([s.tokens for s in chunk], left, right)

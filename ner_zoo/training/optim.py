@@ -98,3 +98,18 @@ def clip_touched_rows(module: Any, optimizer: torch.optim.Optimizer, max_norm: f
         return False  # under DDP other ranks' rows are in the gradient too
     clip_grad_norm_rows(params, float(max_norm), {id(w): r for w, r in rows})
     return True
+
+
+def check_finite(loss: torch.Tensor, step: int, epoch: int) -> None:
+    """A non-finite training loss stops the fit with one line saying what to change (before any update: a
+    setting or the input, not the learning rate)."""
+    if torch.isfinite(loss):
+        return
+    from ner_zoo.errors import TrainingDiverged
+
+    where = f"loss became {loss.item()} at step {step} (epoch {epoch})"
+    if step == 0:
+        raise TrainingDiverged(f"{where}, before any update: a --model.init_args setting (a loss weight "
+                               "or exponent) or the input gives it; --trainer.precision 32-true if mixed")
+    raise TrainingDiverged(f"{where}; lower --model.init_args.optimizer.init_args.lr, set "
+                           "--trainer.gradient_clip_val or use --trainer.precision 32-true")
