@@ -63,9 +63,11 @@ def check_choices(func: object, values: dict) -> None:
     """Each argument of ``func`` annotated ``Literal[...]`` (or ``Literal[...] | None``) holds one of its choices,
     else a one-line ``ValueError``: ``<name> must be a, b or c, got 'x'``. The annotation is the only list of
     choices: jsonargparse checks it on the command line, this on the Python API. Call it as
-    ``check_choices(Class.__init__, locals())``."""
+    ``check_choices(Class.__init__, locals())``; it checks the declared ranges too (:func:`ner_zoo.ranges.check_ranges`)."""
     import inspect
     import typing
+
+    from ner_zoo.ranges import check_ranges
 
     for name, param in inspect.signature(func).parameters.items():
         hint = param.annotation
@@ -78,6 +80,7 @@ def check_choices(func: object, values: dict) -> None:
             shown = ["null" if c is None else str(c) for c in choices]
             listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
             raise ValueError(f"{name} must be {listed}, got {values[name]!r}")
+    check_ranges(func, values)
 
 
 def _literal_choices(hint: object) -> list | None:

@@ -35,6 +35,7 @@ from ner_zoo.modules.transformer import EncoderOutput, TransformerEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 from ner_zoo.training.hosting import hosts
 from ner_zoo.training.network import warn
+from ner_zoo.ranges import PositiveFloat, PositiveInt, Probability
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
@@ -99,11 +100,11 @@ class DSpERTNet(SpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: int = 10,
-                 depth: int | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
-                 pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
-                 ffn_dim: int = 300, ffn_dropout: Sequence[float] = (0.4, 0.2), loss: SpanLoss | None = None,
-                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: PositiveInt = 10,
+                 depth: PositiveInt | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
+                 pool_dropout: Probability = 0.2, lstm_hidden: PositiveInt = 200, lstm_dropout: Probability = 0.5, width_dim: PositiveInt = 25,
+                 ffn_dim: PositiveInt = 300, ffn_dropout: Sequence[Probability] = (0.4, 0.2), loss: SpanLoss | None = None,
+                 pretrained_lr: PositiveFloat | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")

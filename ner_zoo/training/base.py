@@ -39,6 +39,7 @@ from ner_zoo.training import checkpoint, migrations, optim
 from ner_zoo.training.checkpoint import FORMAT_VERSION  # noqa: F401  (re-exported)
 from ner_zoo.training.context import CONTEXT_SPLITS, SplitSentences
 from ner_zoo.training.network import Network
+from ner_zoo.ranges import PositiveFloat, check_ranges
 from ner_zoo.training.optim import clip_grad_norm_rows, default_optimizer, fused_if_unset  # noqa: F401
 from ner_zoo.training.span_model import SpanModel
 from ner_zoo.training.tables import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
@@ -64,7 +65,7 @@ def check_sizes(module: torch.nn.Module, hparams: Mapping[str, Any]) -> None:
 
 
 def _task_arguments(optimizer: OptimizerCallable = default_optimizer, lr_scheduler: LRSchedulerCallable | None = None,
-                    pretrained_lr: float | None = None) -> None:
+                    pretrained_lr: PositiveFloat | None = None) -> None:
     """The host's own init arguments (beside the network's).
 
     Args:
@@ -83,7 +84,7 @@ def init_parameters(fn: Callable) -> list[inspect.Parameter]:
     owners = [k for k in fn.__mro__ if "__init__" in vars(k)] if isinstance(fn, type) else [fn]
     for owner in owners:
         init = owner.__init__ if isinstance(owner, type) else owner
-        hints = typing.get_type_hints(init)
+        hints = typing.get_type_hints(init, include_extras=True)  # ranges (ner_zoo.ranges) kept
         more = False
         for p in list(inspect.signature(init).parameters.values())[1 if isinstance(owner, type) else 0:]:
             if p.kind is p.VAR_KEYWORD:
@@ -144,6 +145,7 @@ class NERModule(pl.LightningModule):
         bound = inspect.signature(type(self)).bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)
+        check_ranges(type(self).__init__, arguments)  # before building: one line naming the argument
         self.save_hyperparameters(logger=False)  # built by the CLI: its config (class_path/init_args), as given
         if "_instantiator" not in self.hparams:  # built in Python: the arguments, defaults included
             self.save_hyperparameters(arguments, logger=False)
