@@ -172,7 +172,7 @@ def test_sample_corpus_batch_size_0_is_the_same_refusal_from_python_and_the_comm
     ("model.init_args.lstm_hidden", "0", "must be a positive integer, got 0"),
     ("model.init_args.dropout", "1.0", "must be a number in [0, 1), got 1.0"),
     ("model.init_args.words.dim", "0", "must be a positive integer, got 0"),
-    ("model.init_args.char_encoder.init_args.hidden", "-1", "must be a positive integer, got -1"),
+    ("model.init_args.char_encoder.init_args.filters", "-1", "must be a positive integer, got -1"),
 ])
 def test_a_model_or_component_setting_from_the_command_line_is_one_line_naming_its_key(sample_config, capsys, key,
                                                                                        value, says):
