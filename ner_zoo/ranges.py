@@ -39,6 +39,12 @@ class Range:
     high_open: bool = False
     integer: bool = False
 
+    def __repr__(self) -> str:  # what ``--help`` shows: ``Annotated[int, range [1, inf)]``
+        low = "-inf" if self.low is None else f"{self.low:g}"
+        high = "inf" if self.high is None else f"{self.high:g}"  # the bounds in use are small numbers
+        return (f"range {'(' if self.low_open or self.low is None else '['}{low}, {high}"
+                f"{')' if self.high_open or self.high is None else ']'}")
+
     def problem(self, value: Any) -> str | None:
         """None when ``value`` is in range, else ``must be <what>``."""
         if isinstance(value, bool) or not isinstance(value, int if self.integer else (int, float)):
@@ -57,8 +63,6 @@ NonNegativeFloat = Annotated[float, Range("a finite number >= 0", low=0)]
 Probability = Annotated[float, Range("a number in [0, 1)", low=0, high=1, high_open=True)]
 #: a fraction or threshold: [0, 1]
 UnitInterval = Annotated[float, Range("a number in [0, 1]", low=0, high=1)]
-#: a seed numpy accepts
-Seed = Annotated[int, Range("an integer in [0, 4294967295]", low=0, high=2 ** 32 - 1, integer=True)]
 
 
 def _arms(hint: Any) -> tuple:
