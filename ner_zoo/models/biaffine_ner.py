@@ -29,7 +29,7 @@ from ner_zoo.modules.spans import SpanGrid
 from ner_zoo.modules.transformer import TransformerEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 from ner_zoo.training.hosting import hosts
-from ner_zoo.ranges import PositiveFloat, PositiveInt, Probability
+from ner_zoo.ranges import NonNegativeInt, PositiveFloat, PositiveInt, Probability
 
 
 class BiaffineNERNet(GridSpanModel):
@@ -54,7 +54,7 @@ class BiaffineNERNet(GridSpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, lstm_hidden: PositiveInt = 200,
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, lstm_hidden: NonNegativeInt = 200,
                  lstm_layers: PositiveInt = 1, dropout: Probability = 0.4, ffn_dim: PositiveInt = 150, ffn_dropout: Probability = 0.2,
                  max_width: PositiveInt | None = None, loss: SpanLoss | None = None, pretrained_lr: PositiveFloat | None = 2e-5,
                  **kwargs: Any):

@@ -35,7 +35,7 @@ from ner_zoo.modules.transformer import EncoderOutput, TransformerEncoder
 from ner_zoo.training.span_model import SpanBatch, SpanModel
 from ner_zoo.training.hosting import hosts
 from ner_zoo.training.network import warn
-from ner_zoo.ranges import PositiveFloat, PositiveInt, Probability
+from ner_zoo.ranges import NonNegativeInt, PositiveFloat, PositiveInt, Probability
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
@@ -101,8 +101,8 @@ class DSpERTNet(SpanModel):
     """
 
     def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: PositiveInt = 10,
-                 depth: PositiveInt | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
-                 pool_dropout: Probability = 0.2, lstm_hidden: PositiveInt = 200, lstm_dropout: Probability = 0.5, width_dim: PositiveInt = 25,
+                 depth: NonNegativeInt | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
+                 pool_dropout: Probability = 0.2, lstm_hidden: NonNegativeInt = 200, lstm_dropout: Probability = 0.5, width_dim: NonNegativeInt = 25,
                  ffn_dim: PositiveInt = 300, ffn_dropout: Sequence[Probability] = (0.4, 0.2), loss: SpanLoss | None = None,
                  pretrained_lr: PositiveFloat | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)

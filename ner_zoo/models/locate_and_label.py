@@ -173,7 +173,7 @@ class LocateAndLabelNet(SpanModel):
     def __init__(self, vocabs: dict | None = None, words: Words = Words(freeze=True),
                  char_encoder: CharEncoderFactory | None = None,
                  pos_feature: str | None = "pos", pos_dim: PositiveInt = 25, encoder: nn.Module | None = None,
-                 lstm_hidden: PositiveInt = 512, lstm_layers: PositiveInt = 1, embed_dropout: Probability = 0.5, encoder_dropout: Probability = 0.0,
+                 lstm_hidden: NonNegativeInt = 512, lstm_layers: PositiveInt = 1, embed_dropout: Probability = 0.5, encoder_dropout: Probability = 0.0,
                  dropout: Probability = 0.5,
                  ffn_dim: PositiveInt = 1024, train_widths: list[PositiveInt] | PositiveInt = TABLE6_LENGTHS, max_width: PositiveInt | None = None,
                  alpha1: UnitInterval = 0.7, alpha2: UnitInterval = 1.0, eta: NonNegativeFloat = 1.0, gamma: NonNegativeFloat = 2.0,

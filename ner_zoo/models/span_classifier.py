@@ -38,7 +38,7 @@ from ner_zoo.modules.token_encoder import TokenEncoder
 from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 from ner_zoo.training.hosting import hosts
 from ner_zoo.training.network import warn
-from ner_zoo.ranges import PositiveInt, Probability
+from ner_zoo.ranges import NonNegativeInt, PositiveInt, Probability
 
 
 class ExhaustiveSpanClassifierNet(GridSpanModel):
@@ -71,9 +71,9 @@ class ExhaustiveSpanClassifierNet(GridSpanModel):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
-                 encoder: nn.Module | None = None, lstm_hidden: PositiveInt = 200, lstm_layers: PositiveInt = 1, dropout: Probability = 0.5,
+                 encoder: nn.Module | None = None, lstm_hidden: NonNegativeInt = 200, lstm_layers: PositiveInt = 1, dropout: Probability = 0.5,
                  embed_dropout: Probability | None = None, encoder_dropout: Probability | None = None,
-                 head_dropout: Probability = 0.0, max_width: PositiveInt = 10, width_dim: PositiveInt = 25, ffn_dim: PositiveInt = 150,
+                 head_dropout: Probability = 0.0, max_width: PositiveInt = 10, width_dim: NonNegativeInt = 25, ffn_dim: PositiveInt = 150,
                  loss: SpanLoss | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         if max_width < 1:

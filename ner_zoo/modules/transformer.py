@@ -143,7 +143,7 @@ class TransformerEncoder(nn.Module):
     def __init__(self, model: str = MINILM, pooling: Literal["first", "mean", "max"] = "first",
                  max_subwords_per_word: PositiveInt = 16, layers: LayerSpec = "last", window_stride: PositiveInt | None = None,
                  context: NonNegativeInt = 0, dropout: Probability = 0.0, plm_dropout: Probability | None = None, freeze: bool = False,
-                 output_hidden_states: bool = False, casing_dim: PositiveInt | None = None):
+                 output_hidden_states: bool = False, casing_dim: NonNegativeInt | None = None):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
