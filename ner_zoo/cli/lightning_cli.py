@@ -407,7 +407,7 @@ def _own_error(e: BaseException | None) -> BaseException | None:
     for e in _chain(e):
         built = _building(e) if type(e) in (ValueError, RuntimeError, TypeError) else None
         if built is not None:
-            where, outer, inner, _ = built
+            where, outer, inner = built
             via = f", raised building its {inner}" if inner != outer else ""
             return ConfigError(f"--{where} ({outer}): {' '.join(str(e).split())}{via}")
     return None
@@ -428,23 +428,22 @@ def _raised_error(e: BaseException | None) -> BaseException | None:
     return next((x for x in _chain(e) if isinstance(x, (NerZooError, OSError))), None)
 
 
-def _building(e: BaseException) -> tuple[str, str, str, bool] | None:
+def _building(e: BaseException) -> tuple[str, str, str] | None:
     """For ``e`` raised while zoo classes' ``__init__`` (or a dataclass's ``__post_init__``) ran: the config
-    group (``model.init_args``, ``data.init_args``), the outermost and innermost of those classes and whether zoo
-    code raised it; None when no zoo class was being built (the raise is not about the config's arguments)."""
+    group (``model.init_args``, ``data.init_args``) and the outermost and innermost of those classes; None when no
+    zoo class was being built (the raise is not about the config's arguments)."""
     zoo = Path(__file__).resolve().parents[1]
-    built, inside, tb = [], False, e.__traceback__
+    built, tb = [], e.__traceback__
     while tb is not None:
         frame = tb.tb_frame
-        inside = Path(frame.f_code.co_filename).resolve().is_relative_to(zoo)
-        if inside and frame.f_code.co_name in ("__init__", "__post_init__") and "self" in frame.f_locals:
+        if Path(frame.f_code.co_filename).resolve().is_relative_to(zoo) and frame.f_code.co_name in ("__init__", "__post_init__") and "self" in frame.f_locals:
             built.append(frame.f_locals["self"])
         tb = tb.tb_next
     if not built:
         return None
     group = ("model.init_args" if isinstance(built[0], pl.LightningModule) else
              "data.init_args" if isinstance(built[0], pl.LightningDataModule) else "the config")
-    return group, type(built[0]).__name__, type(built[-1]).__name__, inside
+    return group, type(built[0]).__name__, type(built[-1]).__name__
 
 
 def _model_class(class_path: str | None) -> type[NERModule] | None:
