@@ -17,6 +17,7 @@ Values are numbers of the right kind (``bool`` is not an int here) and, for floa
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import math
 import types
@@ -71,7 +72,7 @@ def _arms(hint: Any) -> tuple:
 
 def _is_sequence_hint(hint: Any) -> bool:
     origin = typing.get_origin(hint)
-    return isinstance(origin, type) and origin is not str and issubclass(origin, (list, tuple, typing.Sequence))
+    return isinstance(origin, type) and origin is not str and issubclass(origin, (list, tuple, collections.abc.Sequence))
 
 
 def problem(hint: Any, value: Any) -> str | None:
@@ -102,13 +103,6 @@ def problem(hint: Any, value: Any) -> str | None:
                 if found:
                     return found
     return None
-
-
-def constrained(hint: Any) -> bool:
-    """Whether ``hint`` declares a :class:`Range` anywhere (through unions and sequences)."""
-    if typing.get_origin(hint) is Annotated:
-        return any(isinstance(m, Range) for m in hint.__metadata__)
-    return any(constrained(a) for a in typing.get_args(hint) if a is not Ellipsis)
 
 
 _HINTS: dict[Any, dict[str, Any]] = {}
