@@ -1,4 +1,4 @@
-"""Arguments typed ``Literal[...]`` are checked from the annotation alone (``ner_zoo.errors.check_choices``): the
+"""Arguments typed ``Literal[...]`` are checked from the annotation alone (``ner_zoo.ranges.check_choices``): the
 Python API refuses a value outside the choices with one line, as jsonargparse does on the command line."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from ner_zoo.errors import check_choices
+from ner_zoo.ranges import check_choices
 
 
 def _f(mode: Literal["a", "b", "c"] = "a", maybe: Literal["x"] | None = None, n: int = 1) -> None:

@@ -8,20 +8,20 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ner_zoo"
 # layer -> the layers it may import (besides itself); a top-level module is its own layer
 ALLOWED = {
-    "errors": set(), "io": {"errors"}, "dotted": set(), "__init__": set(), "hardware": set(),
-    "data": {"errors", "io", "dotted"},
-    "modules": {"errors"},
-    "metrics": {"data", "errors"},
-    "checkpoints": {"data", "errors"},
-    "training": {"hardware", "data", "modules", "metrics", "checkpoints", "errors", "io", "dotted"},
-    "models": {"data", "modules", "training", "errors"},
-    "results": {"data", "metrics", "training", "errors", "io", "dotted"},
-    "run": {"hardware", "data", "metrics", "checkpoints", "training", "results", "errors", "io", "dotted"},
-    "api": {"hardware", "data", "modules", "metrics", "checkpoints", "training", "errors", "io", "dotted"},
-    "testing": {"hardware", "data", "modules", "metrics", "checkpoints", "training", "models", "api", "errors", "io",
-                "dotted"},
-    "cli": {"hardware", "data", "modules", "metrics", "checkpoints", "training", "models", "results", "run", "api",
-            "errors", "io", "dotted"},
+    "errors": set(), "ranges": {"errors"}, "io": {"errors"}, "dotted": set(), "__init__": set(), "hardware": set(),
+    "data": {"ranges", "errors", "io", "dotted"},
+    "modules": {"ranges", "errors"},
+    "metrics": {"ranges", "data", "errors"},
+    "checkpoints": {"ranges", "data", "errors"},
+    "training": {"ranges", "hardware", "data", "modules", "metrics", "checkpoints", "errors", "io", "dotted"},
+    "models": {"ranges", "data", "modules", "training", "errors"},
+    "results": {"ranges", "data", "metrics", "training", "errors", "io", "dotted"},
+    "run": {"ranges", "hardware", "data", "metrics", "checkpoints", "training", "results", "errors", "io", "dotted"},
+    "api": {"ranges", "hardware", "data", "modules", "metrics", "checkpoints", "training", "errors", "io", "dotted"},
+    "testing": {"ranges", "hardware", "data", "modules", "metrics", "checkpoints", "training", "models", "api",
+                "errors", "io", "dotted"},
+    "cli": {"ranges", "hardware", "data", "modules", "metrics", "checkpoints", "training", "models", "results", "run",
+            "api", "errors", "io", "dotted"},
 }
 NO_LIGHTNING = ("modules", "metrics")  # building blocks and metrics work without a Trainer
 

@@ -1,10 +1,13 @@
 """Config values checked at the edge: after parsing, before any class is built or data read.
 
-jsonargparse checks the declared types (``int``, ``float``, ``str``), but not their ranges: ``batch_size 0``,
-``lr .nan`` or ``max_epochs -5`` used to surface as a traceback from inside torch or Lightning, minutes later.
-Each rule here is a key (a dotted suffix of the config path), what it must be, and why; a violation is one
-:class:`~ner_zoo.errors.ConfigError` line naming the key and where it was set (``file:line`` or the command
-line). Duplicate keys in a YAML file (which YAML resolves silently to the last value) are refused here too.
+A zoo class's argument declares its own range in its signature (:mod:`ner_zoo.ranges`): :func:`check_ranges`
+checks every ``class_path``/``init_args`` value (nested components and dataclass groups such as ``words`` too)
+against that one declaration, the same check the class makes when built from Python. What no annotation of ours can
+say is the fallback here: the settings of classes we do not own (the Trainer, torch's optimisers, a logger,
+``seed_everything``), the tag-scheme names, and any other float under ``model.``/``data.`` must be finite. A
+violation is one :class:`~ner_zoo.errors.ConfigError` line naming the key and where it was set (``file:line`` or
+the command line). Duplicate keys in a YAML file (which YAML resolves silently to the last value) are refused here
+too.
 """
 
 from __future__ import annotations
@@ -51,18 +54,8 @@ def non_negative_finite(v: Any) -> str | None:
     return None if v is None or (_num(v) and v >= 0) else "must be a finite number >= 0"
 
 
-def probability(v: Any) -> str | None:
-    return None if _num(v) and 0 <= v < 1 else "must be a number in [0, 1)"
-
-
 def epochs(v: Any) -> str | None:  # Lightning: None (default), -1 (no limit) or a count
     return None if v is None or (_int(v) and v >= -1) else "must be a non-negative integer, or -1 for no limit"
-
-
-def dropout(v: Any) -> str | None:  # None (off), a probability, or one per place (DSpERT's ffn_dropout)
-    values = v if isinstance(v, list) else [v]
-    ok = all(x is None or (_num(x) and 0 <= x < 1) for x in values)
-    return None if ok else "must be a dropout probability in [0, 1)" + (" (each item)" if isinstance(v, list) else "")
 
 
 def validation_interval(v: Any) -> str | None:  # Lightning: a fraction of the epoch, or every N training batches
@@ -85,23 +78,14 @@ def tag_scheme(v: Any) -> str | None:
     return None
 
 
-#: (dotted key suffix, check); the first rule whose suffix matches a key applies
+#: (dotted key suffix, check) for the settings of classes that are not ours (the Trainer, torch's optimisers, a
+#: logger) and the tag-scheme names; the first rule whose suffix matches a key applies. A zoo class's ranges are in
+#: its signature (:mod:`ner_zoo.ranges`), never here.
 RULES: list[tuple[str, Callable[[Any], str | None]]] = [
-    ("data.init_args.batch_size", positive_int),
-    ("data.init_args.eval_batch_size", positive_int),
-    ("data.init_args.batch_tokens", optional_positive_int),
-    ("data.init_args.max_sentences", optional_positive_int),
-    ("data.init_args.max_train_length", optional_positive_int),
-    ("data.init_args.num_workers", non_negative_int),
-    ("data.init_args.min_freq", non_negative_int),
-    ("data.init_args.dev_fraction", probability),
     ("data.init_args.tag_scheme", tag_scheme),
     ("data.init_args.file_scheme", lambda v: None if v in (None, "") else tag_scheme(v)),  # unset: detected
     ("optimizer.init_args.lr", finite_non_negative),
     ("optimizer.init_args.weight_decay", non_negative_finite),
-    ("lr_scheduler.init_args.decay", finite_non_negative),  # InverseTimeDecay: -1 divides by zero at epoch 1
-    ("lr_scheduler.init_args.warmup", finite_non_negative),  # LinearWarmupDecay: a fraction or a step count
-    ("lr_scheduler.init_args.total_steps", optional_positive_int),
     ("trainer.max_epochs", epochs),
     ("trainer.min_epochs", epochs),
     ("trainer.max_steps", epochs),
@@ -114,13 +98,6 @@ RULES: list[tuple[str, Callable[[Any], str | None]]] = [
     ("seed_everything", seed),
 ]
 
-#: (test on the key's last part, check), for keys that no suffix rule above matched: one name, one meaning
-NAME_RULES: list[tuple[Callable[[str], bool], Callable[[Any], str | None]]] = [
-    (lambda name: "dropout" in name, dropout),
-    # loss weights and focusing exponents (focal gamma, soft-example eta): a negative one is a NaN at step 0
-    (lambda name: name in ("eta", "gamma") or name.endswith(("_gamma", "_weight")), non_negative_finite),
-]
-
 
 def located(key: str, where: Callable[[str], str]) -> str:
     """``command line: --key`` or ``file:line: key``: where ``key`` was set, spelled as it was given there."""
@@ -131,10 +108,9 @@ def located(key: str, where: Callable[[str], str]) -> str:
 def check_config(config: dict, subcommand: str | None, where: Callable[[str], str]) -> None:
     """Raise a one-line :class:`ConfigError` for the first value in ``config`` (a plain dict of one subcommand)
     that breaks a rule; ``where(key)`` says where the key was set."""
+    check_ranges(config, where)
     for key, value in leaves(config):
         rule = next((rule for suffix, rule in RULES if key == suffix or key.endswith("." + suffix)), None)
-        if rule is None and key.startswith(("model.", "data.")):
-            rule = next((rule for test, rule in NAME_RULES if test(key.rpartition(".")[2])), None)
         if rule is None and key.startswith(("model.", "data.")) and isinstance(value, float):
             rule = finite  # YAML's .nan / .inf reach a float argument; no model or data argument means them
         problem = rule(value) if rule is not None else None
@@ -156,6 +132,42 @@ def check_config(config: dict, subcommand: str | None, where: Callable[[str], st
         except UsageError as e:
             raise ConfigError(f"{where('trainer.accelerator')}: trainer.accelerator {accelerator}: "
                               f"{str(e).split(': ', 1)[1]}") from None
+
+
+def check_ranges(config: dict, where: Callable[[str], str]) -> None:
+    """Each value given to a zoo class in ``config`` (``class_path``/``init_args`` nodes at any depth, and the
+    fields of a dataclass argument such as ``words``) is in the range its annotation declares
+    (:mod:`ner_zoo.ranges`), else one :class:`ConfigError` line naming the key and where it was set."""
+    from ner_zoo.ranges import class_hints, nested_class, problem
+
+    def check_class(cls: type, args: dict, path: str) -> None:
+        declared = class_hints(cls)
+        for arg, given in args.items():
+            found = problem(declared[arg], given) if arg in declared else None
+            if found:
+                raise ConfigError(f"{located(f'{path}.{arg}', where)} {found}, got {given!r}")
+            group = nested_class(cls, arg) if isinstance(given, dict) and "class_path" not in given else None
+            if group is not None:
+                check_class(group, given, f"{path}.{arg}")
+
+    def visit(node: Any, path: str) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                visit(item, f"{path}.{i}")
+            return
+        if not isinstance(node, dict):
+            return
+        if isinstance(node.get("class_path"), str) and isinstance(node.get("init_args"), dict):
+            try:
+                cls = resolve(node["class_path"])
+            except Exception:  # jsonargparse names an unknown class itself
+                cls = None
+            if isinstance(cls, type):
+                check_class(cls, node["init_args"], f"{path}.init_args" if path else "init_args")
+        for key, value in node.items():
+            visit(value, f"{path}.{key}" if path else str(key))
+
+    visit(config, "")
 
 
 def _takes_none(cls: type, name: str) -> bool:

@@ -16,7 +16,8 @@
   (:mod:`ner_zoo.cli.loggers`).
 * Bad values are one line, never a traceback: ranges, names and nulls are checked after parsing
   (:mod:`ner_zoo.cli.config_checks`); what a class (ours, torch's or Lightning's) still refuses while being built
-  names the group, the class and, when it can, the key (:func:`_own_error`, :mod:`ner_zoo.cli.refusals`).
+  names the group and the class (:func:`_own_error`, :mod:`ner_zoo.cli.refusals`); a zoo class's ranges are in its
+  signature (:mod:`ner_zoo.ranges`), checked before any class is built.
 * The fully resolved config is saved to the run's folder (:meth:`RunRecorder.run_dir`) and sent to every
   logger, with flat keys ``model, dataset, variant, seed, encoder, overlays, recipe`` beside it.
 
@@ -29,12 +30,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import warnings
 from argparse import ArgumentError
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks import ModelCheckpoint
@@ -47,7 +47,7 @@ from ner_zoo.cli.config_errors import argument_error_line, config_files, unknown
 from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_configs, run_identity
 from ner_zoo.cli.progress_bar import calm_default_progress_bar
 from ner_zoo.data.datamodule import NERDataModule
-from ner_zoo.dotted import leaves, resolve
+from ner_zoo.dotted import resolve
 from ner_zoo.errors import CheckpointError, ConfigError, NerZooError
 from ner_zoo.run import checkpoint_io
 from ner_zoo.run.folder import RUN_DIR_ENV, FitRun, prepare_fit
@@ -194,17 +194,12 @@ class NERZooCLI(LightningCLI):
         except Exception as e:
             if self.ckpt_model and "NERModule" in str(e) and _raised_error(e) is None:
                 raise checkpoint_checks.settings_error(*self.ckpt_model, e) from None  # the checkpoint's settings
-            cause = _own_error(e, self._suspect)
+            cause = _own_error(e)
             if cause is None:
                 cause = self._lightning_refusal(e)
             if cause is None:
                 raise
             raise cause from None
-
-    def _suspect(self, groups: list[str], message: str) -> str | None:
-        config = self.config[self.subcommand] if self.subcommand else self.config
-        plain = json.loads(self._parser(self.subcommand).dump(config, format="json", skip_validation=True))
-        return _suspect(plain, getattr(self, "_argv", []), groups, message)
 
     def _lightning_refusal(self, e: BaseException) -> ConfigError | None:
         """A Lightning class of a config group (``--checkpoint.mode true``) refusing its settings, as one line
@@ -402,26 +397,20 @@ class _SaveNamingErrors:
             raise OSError(None, f"cannot write the checkpoint ({str(e).splitlines()[0][:160]})", str(path)) from None
 
 
-def _own_error(e: BaseException | None, suspect: Callable[[list[str], str], str | None] | None = None
-               ) -> BaseException | None:
-    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else a ``ValueError``,
-    ``RuntimeError`` or ``TypeError`` raised while a zoo class's ``__init__`` ran (its own check, or torch refusing what it was
-    handed: ``nn.Dropout(1.5)``, ``nn.LSTM(hidden_size=0)``), as a one-line :class:`ConfigError` naming the class,
-    and the key when ``suspect(groups, message)`` finds it."""
+def _own_error(e: BaseException | None) -> BaseException | None:
+    """The first :class:`NerZooError` or ``OSError`` in the chain of causes of ``e``; else, the one generic fallback
+    for what no declared range can say (ranges are checked before any class is built: :mod:`ner_zoo.ranges`), a
+    ``ValueError``, ``RuntimeError`` or ``TypeError`` raised while a zoo class's ``__init__`` ran, as one
+    :class:`ConfigError` line naming the config group and the class (and the inner class that raised it)."""
     raised = _raised_error(e)
     if raised is not None:
         return raised
     for e in _chain(e):
         built = _building(e) if type(e) in (ValueError, RuntimeError, TypeError) else None
         if built is not None:
-            where, outer, inner, own = built
-            message = " ".join(str(e).split())
-            groups = [where.partition(".")[0]] if where != "the config" else ["model", "data"]
-            key = suspect(groups, message) if suspect is not None else None
+            where, outer, inner = built
             via = f", raised building its {inner}" if inner != outer else ""
-            if own and type(e) is ValueError:  # a zoo class's own check of its arguments
-                return ConfigError(f"{key}: {inner}: {message}" if key else f"--{where} ({outer}): {message}{via}")
-            return ConfigError(f"{key or '--' + where} ({outer}): {message}{via}")
+            return ConfigError(f"--{where} ({outer}): {' '.join(str(e).split())}{via}")
     return None
 
 
@@ -440,43 +429,22 @@ def _raised_error(e: BaseException | None) -> BaseException | None:
     return next((x for x in _chain(e) if isinstance(x, (NerZooError, OSError))), None)
 
 
-def _suspect(config: dict, argv: list[str], groups: list[str], message: str) -> str | None:
-    """``where: --key value`` for the one key under ``config[group]`` (each of ``groups``) that ``message`` names
-    (its last parts: ``words.singleton_unk``, ``window``), or else whose number ``message`` quotes (torch's
-    ``negative dimension -1``; of several, the one the command line set); None when no key or several match."""
-    values = [(key, value) for group in groups for key, value in leaves(config.get(group) or {}, group)]
-    names = set(re.findall(r"[A-Za-z_][\w.]*[A-Za-z_\d]", message))
-    found = [(k, v) for k, v in values if any(k.endswith("." + n) for n in names)]
-    if len(found) != 1:
-        numbers = {float(m) for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", message)}
-        found = [(k, v) for k, v in values
-                 if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) in numbers]
-        if len(found) > 1:  # several keys hold the number: the one the command line set
-            found = [(k, v) for k, v in found if where_set(k, argv) == "command line"]
-    if len(found) != 1:
-        return None
-    key, value = found[0]
-    place = where_set(key, argv)
-    return f"{place}: --{key} {value}" if place == "command line" else f"{place}: {key}: {value}"
-
-
-def _building(e: BaseException) -> tuple[str, str, str, bool] | None:
+def _building(e: BaseException) -> tuple[str, str, str] | None:
     """For ``e`` raised while zoo classes' ``__init__`` (or a dataclass's ``__post_init__``) ran: the config
-    group (``model.init_args``, ``data.init_args``), the outermost and innermost of those classes and whether zoo
-    code raised it; None when no zoo class was being built (the raise is not about the config's arguments)."""
+    group (``model.init_args``, ``data.init_args``) and the outermost and innermost of those classes; None when no
+    zoo class was being built (the raise is not about the config's arguments)."""
     zoo = Path(__file__).resolve().parents[1]
-    built, inside, tb = [], False, e.__traceback__
+    built, tb = [], e.__traceback__
     while tb is not None:
         frame = tb.tb_frame
-        inside = Path(frame.f_code.co_filename).resolve().is_relative_to(zoo)
-        if inside and frame.f_code.co_name in ("__init__", "__post_init__") and "self" in frame.f_locals:
+        if Path(frame.f_code.co_filename).resolve().is_relative_to(zoo) and frame.f_code.co_name in ("__init__", "__post_init__") and "self" in frame.f_locals:
             built.append(frame.f_locals["self"])
         tb = tb.tb_next
     if not built:
         return None
     group = ("model.init_args" if isinstance(built[0], pl.LightningModule) else
              "data.init_args" if isinstance(built[0], pl.LightningDataModule) else "the config")
-    return group, migrations.paper(type(built[0]).__name__), migrations.paper(type(built[-1]).__name__), inside
+    return group, migrations.paper(type(built[0]).__name__), migrations.paper(type(built[-1]).__name__)
 
 
 def _model_class(class_path: str | None) -> type[NERModule] | None:

@@ -22,6 +22,7 @@ from ner_zoo.data.splits import carve_dev
 from ner_zoo.data.tagging import TagScheme, tag_names
 from ner_zoo.data.vocab import Vocab
 from ner_zoo.errors import DataFormatError, LabelError
+from ner_zoo.ranges import NonNegativeInt, PositiveInt, Probability, check_ranges
 
 Task = Literal["ner", "nested_ner", "chunk", "pos"]
 SPLITS = ("train", "dev", "test")
@@ -89,18 +90,17 @@ class Corpus:
     #: instance to inject another
     column_predictor: Callable | str = "ner_zoo.training.inference.predicted_column"
 
-    def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: int = 10,
-                 eval_batch_size: int = 64, lower: bool = False, normalize_digits: bool = False,
-                 min_freq: int = 1, embeddings: str | None = None, bucket: bool = False, num_workers: int = 0,
-                 dev_fraction: float = 0.1, split_seed: int = 42, features: list[str] | None = None,
-                 max_sentences: int | None = None, max_train_length: int | None = None,
-                 long_sentences: LongSentences = "split", predicted_columns: dict[str, str] | None = None,
-                 pin_memory: bool = False, batch_tokens: int | None = None,
-                 train_on: Literal["train", "train+dev"] = "train"):
+    def __init__(self, data_dir: str | None = None, tag_scheme: str = "bioes", batch_size: PositiveInt = 10,
+                 eval_batch_size: PositiveInt = 64, lower: bool = False, normalize_digits: bool = False,
+                 min_freq: NonNegativeInt = 1, embeddings: str | None = None, bucket: bool = False,
+                 num_workers: NonNegativeInt = 0, dev_fraction: Probability = 0.1, split_seed: int = 42,
+                 features: list[str] | None = None, max_sentences: PositiveInt | None = None,
+                 max_train_length: PositiveInt | None = None, long_sentences: LongSentences = "split",
+                 predicted_columns: dict[str, str] | None = None, pin_memory: bool = False,
+                 batch_tokens: PositiveInt | None = None, train_on: Literal["train", "train+dev"] = "train"):
+        check_ranges(Corpus.__init__, locals())
         super().__init__()  # the LightningDataModule's, in a NERDataModule
         self.train_on = train_on
-        if batch_tokens is not None and batch_tokens < 1:
-            raise ValueError(f"data.batch_tokens must be a positive number of tokens, got {batch_tokens}")
         self.batch_tokens = batch_tokens
         self.pin_memory = pin_memory
         self.data_dir = data_dir

@@ -27,8 +27,9 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid
 from ner_zoo.modules.transformer import TransformerEncoder
-from ner_zoo.training.span_model import GridSpanModel, SpanBatch
+from ner_zoo.ranges import NonNegativeInt, PositiveFloat, PositiveInt, Probability
 from ner_zoo.training.hosting import hosts
+from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
 class BiaffineNERNet(GridSpanModel):
@@ -53,9 +54,9 @@ class BiaffineNERNet(GridSpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, lstm_hidden: int = 200,
-                 lstm_layers: int = 1, dropout: float = 0.4, ffn_dim: int = 150, ffn_dropout: float = 0.2,
-                 max_width: int | None = None, loss: SpanLoss | None = None, pretrained_lr: float | None = 2e-5,
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, lstm_hidden: NonNegativeInt = 200,
+                 lstm_layers: PositiveInt = 1, dropout: Probability = 0.4, ffn_dim: PositiveInt = 150, ffn_dropout: Probability = 0.2,
+                 max_width: PositiveInt | None = None, loss: SpanLoss | None = None, pretrained_lr: PositiveFloat | None = 2e-5,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         if max_width is not None and max_width < 1:

@@ -25,8 +25,9 @@ from ner_zoo.modules.dropout import Dropout
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.ranges import PositiveInt, Probability
 from ner_zoo.training.hosting import hosts
+from ner_zoo.training.tagger import SequenceTagger
 
 
 class BiLSTMCRFNet(SequenceTagger):
@@ -46,7 +47,7 @@ class BiLSTMCRFNet(SequenceTagger):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
-                 lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
+                 lstm_hidden: PositiveInt = 200, lstm_layers: PositiveInt = 1, dropout: Probability = 0.5,
                  **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.tokens = TokenEncoder(self.vocabs, words, char_encoder)

@@ -32,9 +32,10 @@ from ner_zoo.modules.span_losses import BoundarySmoothingLoss, SpanLoss
 from ner_zoo.modules.span_transformer import SpanTransformer
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation
 from ner_zoo.modules.transformer import EncoderOutput, TransformerEncoder
-from ner_zoo.training.span_model import SpanBatch, SpanModel
+from ner_zoo.ranges import NonNegativeInt, PositiveFloat, PositiveInt, Probability
 from ner_zoo.training.hosting import hosts
 from ner_zoo.training.network import warn
+from ner_zoo.training.span_model import SpanBatch, SpanModel
 
 
 def word_to_subword_spans(gold: Tensor, word_start: Tensor, word_end: Tensor) -> Tensor:
@@ -99,11 +100,11 @@ class DSpERTNet(SpanModel):
         **kwargs: ``overlap``, ``optimizer``, ``lr_scheduler`` (see base classes).
     """
 
-    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: int = 10,
-                 depth: int | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
-                 pool_dropout: float = 0.2, lstm_hidden: int = 200, lstm_dropout: float = 0.5, width_dim: int = 25,
-                 ffn_dim: int = 300, ffn_dropout: Sequence[float] = (0.4, 0.2), loss: SpanLoss | None = None,
-                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, max_width: PositiveInt = 10,
+                 depth: NonNegativeInt | None = None, tied_weights: bool = False, pack: bool = False, checkpoint: bool = False,
+                 pool_dropout: Probability = 0.2, lstm_hidden: NonNegativeInt = 200, lstm_dropout: Probability = 0.5, width_dim: NonNegativeInt = 25,
+                 ffn_dim: PositiveInt = 300, ffn_dropout: Sequence[Probability] = (0.4, 0.2), loss: SpanLoss | None = None,
+                 pretrained_lr: PositiveFloat | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         if max_width < 1:
             raise ValueError(f"max_width must be >= 1, got {max_width}")

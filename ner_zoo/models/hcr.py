@@ -62,14 +62,14 @@ from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.schema import Sentence
-from ner_zoo.errors import NerZooError, check_choices
+from ner_zoo.errors import NerZooError
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.memory import KeyValueTokenMemory
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.ranges import NonNegativeFloat, NonNegativeInt, PositiveInt, Probability, check_choices
 from ner_zoo.training.hosting import hosts
-
+from ner_zoo.training.tagger import SequenceTagger
 
 MEMORY_MODES = ("as_is", "zero", "train_only")
 
@@ -162,14 +162,14 @@ class HCRNet(SequenceTagger):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
-                 lstm_hidden: int = 128, dropout: float = 0.5, encoder: nn.Module | None = None,
-                 sentence_level: bool = True, sentence_hidden: int = 64, label_kernel: int = 55,
+                 lstm_hidden: PositiveInt = 128, dropout: Probability = 0.5, encoder: nn.Module | None = None,
+                 sentence_level: bool = True, sentence_hidden: PositiveInt = 64, label_kernel: PositiveInt = 55,
                  sentence_pooling: Literal["label_attention", "mean"] = "label_attention",
-                 share_sentence_embedder: bool = False, document_level: bool = True, memory_slots: int = 500,
+                 share_sentence_embedder: bool = False, document_level: bool = True, memory_slots: PositiveInt = 500,
                  compatibility: Literal["cosine", "dot", "scaled_dot"] = "cosine",
-                 overflow: Literal["first", "ring"] = "first", memory_weight: float = 0.3,
-                 fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: int = 1,
-                 transductive: bool = False, leave_one_out: bool = True, memory_dropout: float = 0.0,
+                 overflow: Literal["first", "ring"] = "first", memory_weight: NonNegativeFloat = 0.3,
+                 fusion: Literal["emission", "state"] = "emission", memory_warmup_epochs: NonNegativeInt = 1,
+                 transductive: bool = False, leave_one_out: bool = True, memory_dropout: Probability = 0.0,
                  released_bug: bool = False, loss_reduction: Literal["sum", "mean"] = "sum",
                  memory_mode: Literal["as_is", "zero", "train_only"] = "as_is", **kwargs: Any):
         super().__init__(vocabs=vocabs, loss_reduction=loss_reduction, **kwargs)  # the tag loss: SequenceTagger

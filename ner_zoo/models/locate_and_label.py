@@ -58,17 +58,22 @@ import torch
 from torch import Tensor, nn
 
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.errors import check_choices
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
-from ner_zoo.modules.span_decoding import (crossing_matrix, decode_batch, greedy_select_batch, same_span_matrix,
-                                           soft_nms_batch)
+from ner_zoo.modules.span_decoding import (
+    crossing_matrix,
+    decode_batch,
+    greedy_select_batch,
+    same_span_matrix,
+    soft_nms_batch,
+)
 from ner_zoo.modules.span_losses import focal_loss, smooth_l1_overlap_loss
 from ner_zoo.modules.spans import SpanGrid, best_iou_match, boundary_representation, normalize_widths, span_max_pool
 from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.training.span_model import SpanBatch, SpanModel, compact, span_rows
+from ner_zoo.ranges import NonNegativeFloat, NonNegativeInt, PositiveInt, Probability, UnitInterval, check_choices
 from ner_zoo.training.hosting import hosts
 from ner_zoo.training.network import warn
+from ner_zoo.training.span_model import SpanBatch, SpanModel, compact, span_rows
 
 TABLE6_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15]  # Table 6, ACE04 / ACE05 / KBP17 (the code's ACE05: no 6)
 
@@ -171,17 +176,17 @@ class LocateAndLabelNet(SpanModel):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(freeze=True),
                  char_encoder: CharEncoderFactory | None = None,
-                 pos_feature: str | None = "pos", pos_dim: int = 25, encoder: nn.Module | None = None,
-                 lstm_hidden: int = 512, lstm_layers: int = 1, embed_dropout: float = 0.5, encoder_dropout: float = 0.0,
-                 dropout: float = 0.5,
-                 ffn_dim: int = 1024, train_widths: list[int] | int = TABLE6_LENGTHS, max_width: int | None = None,
-                 alpha1: float = 0.7, alpha2: float = 1.0, eta: float = 1.0, gamma: float = 2.0,
-                 classifier_gamma: float = 0.0,
-                 neg_ratio: float | None = 5.0, neg_extra: int = 2, sample_seed: int = 47,
+                 pos_feature: str | None = "pos", pos_dim: PositiveInt = 25, encoder: nn.Module | None = None,
+                 lstm_hidden: NonNegativeInt = 512, lstm_layers: PositiveInt = 1, embed_dropout: Probability = 0.5, encoder_dropout: Probability = 0.0,
+                 dropout: Probability = 0.5,
+                 ffn_dim: PositiveInt = 1024, train_widths: list[PositiveInt] | PositiveInt = TABLE6_LENGTHS, max_width: PositiveInt | None = None,
+                 alpha1: UnitInterval = 0.7, alpha2: UnitInterval = 1.0, eta: NonNegativeFloat = 1.0, gamma: NonNegativeFloat = 2.0,
+                 classifier_gamma: NonNegativeFloat = 0.0,
+                 neg_ratio: NonNegativeFloat | None = 5.0, neg_extra: NonNegativeInt = 2, sample_seed: int = 47,
                  regressor_norm: Literal["none", "sigmoid_x_len", "tanh_x_len"] = "none",
-                 filter_weight: float = 1.0, offset_weight: float = 0.1, overlap_weight: float = 0.1,
-                 classifier_weight: float = 1.0, filter_threshold: float = 1 / 6, score_threshold: float = 0.5,
-                 nms_decay: float = 0.9, nms_iou: float = 0.6,
+                 filter_weight: NonNegativeFloat = 1.0, offset_weight: NonNegativeFloat = 0.1, overlap_weight: NonNegativeFloat = 0.1,
+                 classifier_weight: NonNegativeFloat = 1.0, filter_threshold: UnitInterval = 1 / 6, score_threshold: UnitInterval = 0.5,
+                 nms_decay: UnitInterval = 0.9, nms_iou: UnitInterval = 0.6,
                  nms_method: Literal["step", "linear", "gaussian", "hard"] = "step",
                  duplicates: Literal["paper", "as_released", "first"] = "paper",
                  duplicate_score: Literal["none", "sum", "repeat"] = "none", use_regressor: bool = True,

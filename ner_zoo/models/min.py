@@ -52,8 +52,9 @@ from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.pointer import IGNORE, PointerBoundaryDecoder
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.ranges import NonNegativeFloat, PositiveInt, Probability
 from ner_zoo.training.hosting import hosts
+from ner_zoo.training.tagger import SequenceTagger
 
 TypeScheme = Literal["io", "iob1", "iob2", "bioes"]
 BOUNDARY_TAGS = (OUTSIDE, "B", "I", "E", "S")  # untyped BIOES: the boundary label inventory
@@ -245,12 +246,12 @@ class MINNet(SequenceTagger):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
-                 encoder: nn.Module | None = None, lstm_hidden: int = 100, dropout: float = 0.5,
+                 encoder: nn.Module | None = None, lstm_hidden: PositiveInt = 100, dropout: Probability = 0.5,
                  use_boundary: bool = True, use_type: bool = True, use_interaction: bool = True,
-                 interacted_subtasks: bool = True, type_scheme: TypeScheme = "io", label_dim: int | None = None,
-                 decoder_hidden: int | None = None, max_width: int = 6, pointer_window: int | None = None,
-                 fusion_hidden: int | None = None, type_loss_weight: float = 1.0, boundary_loss_weight: float = 1.0,
-                 label_loss_weight: float = 0.0, **kwargs: Any):
+                 interacted_subtasks: bool = True, type_scheme: TypeScheme = "io", label_dim: PositiveInt | None = None,
+                 decoder_hidden: PositiveInt | None = None, max_width: PositiveInt = 6, pointer_window: PositiveInt | None = None,
+                 fusion_hidden: PositiveInt | None = None, type_loss_weight: NonNegativeFloat = 1.0, boundary_loss_weight: NonNegativeFloat = 1.0,
+                 label_loss_weight: NonNegativeFloat = 0.0, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         self.use_boundary, self.use_type = use_boundary, use_type
         self.use_interaction = use_interaction and use_boundary and use_type

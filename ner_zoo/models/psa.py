@@ -36,8 +36,9 @@ from ner_zoo.data.batching import Batch
 from ner_zoo.modules.embeddings import CharEncoderFactory, Words
 from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.ranges import PositiveInt, Probability
 from ner_zoo.training.hosting import hosts
+from ner_zoo.training.tagger import SequenceTagger
 
 
 def relative_index(n: int, clip: int, device: torch.device | None = None) -> torch.Tensor:
@@ -209,9 +210,9 @@ class PSANet(SequenceTagger):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
-                 lstm_hidden: int = 150, lstm_layers: int = 1, dropout: float = 0.55, fuse_input: bool = True,
-                 fuse_output: bool = True, window: int = 10, self_mask: bool = True, token_bias: bool = True,
-                 gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: float = 0.2,
+                 lstm_hidden: PositiveInt = 150, lstm_layers: PositiveInt = 1, dropout: Probability = 0.55, fuse_input: bool = True,
+                 fuse_output: bool = True, window: PositiveInt = 10, self_mask: bool = True, token_bias: bool = True,
+                 gaussian_bias: bool = True, alphas: list[float] | None = None, attention_dropout: Probability = 0.2,
                  absolute_position: bool = False, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         # the BiLSTM-CRF of models/bilstm_crf.py (same parameter names)

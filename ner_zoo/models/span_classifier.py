@@ -35,9 +35,10 @@ from ner_zoo.modules.rnn import BiLSTMEncoder
 from ner_zoo.modules.span_losses import CrossEntropySpanLoss, SpanLoss
 from ner_zoo.modules.spans import SpanGrid, WidthEmbedding, boundary_representation, span_max_pool
 from ner_zoo.modules.token_encoder import TokenEncoder
-from ner_zoo.training.span_model import GridSpanModel, SpanBatch
+from ner_zoo.ranges import NonNegativeInt, PositiveInt, Probability
 from ner_zoo.training.hosting import hosts
 from ner_zoo.training.network import warn
+from ner_zoo.training.span_model import GridSpanModel, SpanBatch
 
 
 class ExhaustiveSpanClassifierNet(GridSpanModel):
@@ -70,9 +71,9 @@ class ExhaustiveSpanClassifierNet(GridSpanModel):
 
     def __init__(self, vocabs: dict | None = None, words: Words = Words(),
                  char_encoder: CharEncoderFactory | None = None,
-                 encoder: nn.Module | None = None, lstm_hidden: int = 200, lstm_layers: int = 1, dropout: float = 0.5,
-                 embed_dropout: float | None = None, encoder_dropout: float | None = None,
-                 head_dropout: float = 0.0, max_width: int = 10, width_dim: int = 25, ffn_dim: int = 150,
+                 encoder: nn.Module | None = None, lstm_hidden: NonNegativeInt = 200, lstm_layers: PositiveInt = 1, dropout: Probability = 0.5,
+                 embed_dropout: Probability | None = None, encoder_dropout: Probability | None = None,
+                 head_dropout: Probability = 0.0, max_width: PositiveInt = 10, width_dim: NonNegativeInt = 25, ffn_dim: PositiveInt = 150,
                  loss: SpanLoss | None = None, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)
         if max_width < 1:

@@ -21,8 +21,9 @@ from torch import nn
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.modules.transformer import TransformerEncoder
-from ner_zoo.training.tagger import SequenceTagger
+from ner_zoo.ranges import PositiveFloat, Probability
 from ner_zoo.training.hosting import hosts
+from ner_zoo.training.tagger import SequenceTagger
 
 
 class TransformerTaggerNet(SequenceTagger):
@@ -41,8 +42,8 @@ class TransformerTaggerNet(SequenceTagger):
         **kwargs: ``use_crf``, ``constrain``, ``optimizer``, ``lr_scheduler``.
     """
 
-    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, dropout: float = 0.1,
-                 pretrained_lr: float | None = 2e-5, **kwargs: Any):
+    def __init__(self, vocabs: dict | None = None, encoder: TransformerEncoder | None = None, dropout: Probability = 0.1,
+                 pretrained_lr: PositiveFloat | None = 2e-5, **kwargs: Any):
         super().__init__(vocabs=vocabs, **kwargs)  # pretrained_lr: read by the task module (its default here)
         self.encoder = encoder if encoder is not None else TransformerEncoder()
         self.dropout = nn.Dropout(dropout)

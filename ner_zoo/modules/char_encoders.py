@@ -17,6 +17,7 @@ from torch import nn
 
 from ner_zoo.modules.precision import autocast_off, to_fp32
 from ner_zoo.modules.rnn import bilstm_final
+from ner_zoo.ranges import PositiveInt, Probability, check_ranges
 
 
 def exporting() -> bool:
@@ -82,9 +83,10 @@ class CharBiLSTM(nn.Module):
         padding_idx: the padding char id.
     """
 
-    def __init__(self, num_chars: int, char_dim: int = 25, hidden: int = 25, dropout: float = 0.0,
+    def __init__(self, num_chars: int, char_dim: PositiveInt = 25, hidden: PositiveInt = 25, dropout: Probability = 0.0,
                  padding_idx: int = 0):
         super().__init__()
+        check_ranges(CharBiLSTM.__init__, locals())
         self.padding_idx = padding_idx
         self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=padding_idx)
         self.dropout = nn.Dropout(dropout)
@@ -152,9 +154,10 @@ class CharCNN(nn.Module):
         padding_idx: the padding char id.
     """
 
-    def __init__(self, num_chars: int, char_dim: int = 30, filters: int = 30, kernel: int = 3,
-                 dropout: float = 0.0, tanh: bool = True, padding_idx: int = 0):
+    def __init__(self, num_chars: int, char_dim: PositiveInt = 30, filters: PositiveInt = 30, kernel: PositiveInt = 3,
+                 dropout: Probability = 0.0, tanh: bool = True, padding_idx: int = 0):
         super().__init__()
+        check_ranges(CharCNN.__init__, locals())
         if kernel < 1 or kernel % 2 == 0:
             raise ValueError(f"kernel must be a positive odd number, got {kernel}")
         self.padding_idx = padding_idx

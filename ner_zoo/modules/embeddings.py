@@ -16,9 +16,22 @@ import numpy as np
 import torch
 from torch import nn
 
+from ner_zoo.modules.casing import (  # noqa: F401  # noqa: F401
+    ALLCAPS,
+    CASING_NAMES,
+    CASING_PAD,
+    HASDIGIT,
+    INITCAP,
+    LOWER,
+    MIXED,
+    NUMERIC,
+    OTHER,
+    casing_id,
+    casing_ids,
+)
+
 # the casing classes live in the torch-free modules/casing.py; their names stay importable from here
-from ner_zoo.modules.casing import CASING_NAMES, CASING_PAD, casing_id, casing_ids  # noqa: F401
-from ner_zoo.modules.casing import ALLCAPS, HASDIGIT, INITCAP, LOWER, MIXED, NUMERIC, OTHER  # noqa: F401
+from ner_zoo.ranges import PositiveInt, UnitInterval, check_ranges
 
 _PAD, _UNK = "<pad>", "<unk>"  # the specials of ner_zoo.data.vocab
 _DIGITS = re.compile(r"\d")
@@ -120,17 +133,14 @@ class Words:
     """
 
     vectors: str | None = None
-    dim: int = 100
+    dim: PositiveInt = 100
     freeze: bool = False
-    singleton_unk: float = 0.0
+    singleton_unk: UnitInterval = 0.0
 
     def __post_init__(self):
         if self.vectors in ("None", "null", ""):  # `--...words.vectors null` reaches a dataclass as the string
             object.__setattr__(self, "vectors", None)  # frozen
-        if self.dim < 1:
-            raise ValueError(f"words.dim must be >= 1, got {self.dim}")
-        if not 0.0 <= self.singleton_unk <= 1.0:
-            raise ValueError(f"words.singleton_unk is a probability, got {self.singleton_unk}")
+        check_ranges(Words.__init__, vars(self), "Words")
 
 
 def _flush_lazy_rows(module, prefix, keep_vars) -> None:

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from ner_zoo.modules.char_encoders import exporting
+from ner_zoo.ranges import PositiveInt, Probability, check_ranges
 
 
 class IntNet(nn.Module):
@@ -36,9 +37,10 @@ class IntNet(nn.Module):
         padding_idx: the padding char id.
     """
 
-    def __init__(self, num_chars: int, char_dim: int = 32, first_filters: int = 32, filters: int = 16,
-                 layers: int = 7, kernels: Sequence[int] = (3, 5), dropout: float = 0.5, padding_idx: int = 0):
+    def __init__(self, num_chars: int, char_dim: PositiveInt = 32, first_filters: PositiveInt = 32, filters: PositiveInt = 16,
+                 layers: PositiveInt = 7, kernels: Sequence[PositiveInt] = (3, 5), dropout: Probability = 0.5, padding_idx: int = 0):
         super().__init__()
+        check_ranges(IntNet.__init__, locals())
         kernels = tuple(int(k) for k in kernels)
         if layers < 1 or layers % 2 == 0:
             raise ValueError(f"layers must be a positive odd number (1 initial + 2 per block), got {layers}")

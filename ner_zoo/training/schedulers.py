@@ -11,6 +11,8 @@ from collections.abc import Callable
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
+from ner_zoo.ranges import NonNegativeFloat, PositiveInt, check_ranges
+
 
 class InverseTimeDecay(LambdaLR):
     """``lr_t = lr_0 / (1 + decay * t)`` with ``t`` the epoch (Lample et al. 2016; Ma & Hovy 2016).
@@ -22,7 +24,8 @@ class InverseTimeDecay(LambdaLR):
 
     interval = "epoch"
 
-    def __init__(self, optimizer: Optimizer, decay: float = 0.05):
+    def __init__(self, optimizer: Optimizer, decay: NonNegativeFloat = 0.05):
+        check_ranges(InverseTimeDecay.__init__, locals())
         self.decay = decay
         super().__init__(optimizer, lambda epoch: 1.0 / (1.0 + decay * epoch))
 
@@ -46,8 +49,9 @@ class LinearWarmupDecay(LambdaLR):
 
     interval = "step"
 
-    def __init__(self, optimizer: Optimizer, warmup: float = 0.1, total_steps: int | None = None,
+    def __init__(self, optimizer: Optimizer, warmup: NonNegativeFloat = 0.1, total_steps: PositiveInt | None = None,
                  fit_to_max_time: bool = False):
+        check_ranges(LinearWarmupDecay.__init__, locals())
         self.warmup, self.total_steps, self.fit_to_max_time = warmup, total_steps, fit_to_max_time
         self._time_fraction: Callable[[], float] | None = None
         super().__init__(optimizer, self._factor)

@@ -18,8 +18,9 @@ from torch import Tensor
 
 from ner_zoo.data.batching import Batch, Collator
 from ner_zoo.data.schema import Sentence, Span
-from ner_zoo.errors import LabelError, check_choices
+from ner_zoo.errors import LabelError
 from ner_zoo.modules.span_decoding import decode_batch
+from ner_zoo.ranges import check_choices
 from ner_zoo.training.network import Network
 
 

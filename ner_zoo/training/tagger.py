@@ -9,8 +9,8 @@ import torch.nn.functional as F
 
 from ner_zoo.data.batching import Batch
 from ner_zoo.data.tagging import allowed_transitions, tags_to_spans
-from ner_zoo.errors import check_choices
 from ner_zoo.modules.crf import LinearChainCRF
+from ner_zoo.ranges import check_choices
 from ner_zoo.training.network import Network
 
 
