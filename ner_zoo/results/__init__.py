@@ -1,2 +1,3 @@
-"""Results: run records (``results.json``), ``ner-zoo compare`` and its paired statistics, the papers' numbers
-(``paper_results.yaml``), W&B tables and the config table of ``docs/configs.md``."""
+"""``ner-zoo compare``: what it reads from run records (``fields``), its paired statistics, tables and figures, the
+papers' numbers (``paper_results.yaml``) and the W&B tables of a comparison. Records are written by
+:mod:`ner_zoo.run.recorder`."""
