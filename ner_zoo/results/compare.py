@@ -23,7 +23,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import yaml
 
 from ner_zoo.errors import DataFormatError
 from ner_zoo.results.cells import (  # noqa: F401
@@ -31,6 +30,7 @@ from ner_zoo.results.cells import (  # noqa: F401
     data_split,
     is_partial,
     paper_results,
+    read_yaml,
     split_cell,
     test_size_note,
     trained_epochs,
@@ -88,7 +88,7 @@ def load_records(paths: Iterable[str | Path]) -> list[dict]:
 def apply_record_notes(records: list[dict], notes: list[dict] | None = None) -> list[dict]:
     """Mark records that an audit found wrong (``record_notes.yaml``): ``_notes`` lists the notes, and a
     ``data_split`` correction replaces the recorded split in the tables (the file itself is never changed)."""
-    notes = yaml.safe_load(RECORD_NOTES.read_text()) if notes is None else notes
+    notes = read_yaml(RECORD_NOTES) if notes is None else notes
     for rec in records:
         folder = Path(rec.get("_path", "")).parent
         for i, note in enumerate(notes):
@@ -120,7 +120,7 @@ def record_problem(rec: dict) -> str | None:
 
 def notes_markdown(records: list[dict], notes: list[dict] | None = None) -> str:
     """The "Record notes" section: each note of ``record_notes.yaml`` that applies, with the records it marks."""
-    notes = yaml.safe_load(RECORD_NOTES.read_text()) if notes is None else notes
+    notes = read_yaml(RECORD_NOTES) if notes is None else notes
     rows = []
     for i, note in enumerate(notes, start=1):
         marked = sorted(Path(r["_path"]).parent.as_posix() for r in records if i in r.get("_notes", ()))

@@ -24,9 +24,9 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-import yaml
 
-from ner_zoo.results.cells import data_split, is_partial, paper_results, split_cell, test_size_note, trained_epochs
+from ner_zoo.results.cells import (data_split, is_partial, paper_results, read_yaml, split_cell, test_size_note,
+                                   trained_epochs)
 from ner_zoo.results.cells import fmt as _fmt
 from ner_zoo.results.cells import label as _label
 from ner_zoo.results.cells import markdown_table as _markdown_table
@@ -215,7 +215,7 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
 
 def mark_superseded(rows: list[dict], declared: list[dict] | None = None) -> None:
     """Mark the rows :data:`SUPERSEDED` names (``history`` says by what) and take them out of the families."""
-    declared = yaml.safe_load(SUPERSEDED.read_text(encoding="utf-8")) if declared is None else declared
+    declared = read_yaml(SUPERSEDED) if declared is None else declared
     for r in rows:
         folders = [Path(rec.get("_path", "")).parent for pair in r.get("_pairs") or [] for rec in pair]
         for d in declared:
