@@ -32,14 +32,16 @@ $(STAMP): pyproject.toml requirements-lock.txt
 quickstart: install
 	$(VENV)/bin/ner-zoo fit --config configs/quickstart.yaml
 
-# fast tier, in parallel (pytest-xdist: one worker per core, at most 4; TEST_WORKERS=0 runs it in this process);
+# fast tier, in parallel (pytest-xdist: one worker per core, at most 4; TEST_WORKERS=0 runs it in this process;
+# --dist loadscope: a module's functions, or a class's tests, run on one worker, so a module- or class-scoped
+# fitted fixture is fitted once, not once per worker);
 # test-full runs what spawns processes or kernels (DDP, notebooks, W&B runs, the installed wheel, fresh-process
 # start-up checks) and what reads the real corpora of $NER_ZOO_DATA (`corpus`: not hermetic, ~40 s), serially;
 # test-all: everything
 TEST_WORKERS ?= auto
 FAST := not slow and not ddp and not notebook and not wandb and not wheel and not process and not corpus
 test: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "$(FAST)"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --dist loadscope -m "$(FAST)"
 
 # The numeric tests (marker `numeric`: model batteries, CRF, resume and equal runs, fast paths) under a second
 # CPU kernel set, which rounds differently: what another host's CPU would give. The AVX2 kernels where this CPU has
@@ -48,7 +50,7 @@ KERNELS ?= $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null \
              && echo MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
              || echo MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=SSE41 ATEN_CPU_CAPABILITY=default)
 test-kernels: install
-	env $(KERNELS) $(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 -m "numeric and $(FAST)"
+	env $(KERNELS) $(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --dist loadscope -m "numeric and $(FAST)"
 
 test-full: install
 	$(PY) -m pytest -q -m "(ddp or notebook or wandb or wheel or process or corpus) and not slow"

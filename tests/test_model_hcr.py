@@ -160,8 +160,8 @@ def test_memory_checkpoint_and_frozen_evaluation(tmp_path):
         assert not torch.allclose(scores, model.emissions(batch))
 
 
-def test_transductive_writes_dev_slots(tmp_path):
-    cli = _fit(tmp_path, transductive=True)
+def test_transductive_writes_dev_slots(transductive_hcr):
+    cli, _ = transductive_hcr  # read only: the module's transductive fit (8 epochs), not a fit of its own
     memory, dm = cli.model.memory, cli.datamodule
     n_train, n_dev, n_test = (len(dm.sentences(s)) for s in ("train", "dev", "test"))
     assert memory.split_start.tolist() == [0, n_train, n_train + n_dev, n_train + n_dev + n_test]
