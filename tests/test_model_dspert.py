@@ -135,8 +135,8 @@ def test_encoder_settings_dspert_cannot_use_are_refused_in_one_line(tiny_bert_di
         rc = e.code
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err[-1].startswith("ner-zoo: error: ") and err[-1].endswith(
-        "DSpERT: the encoder's pooling='mean', dropout=0.1 would be ignored (DSpERT reads every layer's sub-word "
-        "states): leave them out"), err[-3:]
+        "--model.init_args (DSpERT): the encoder's pooling='mean', dropout=0.1 would be ignored (DSpERT reads every "
+        "layer's sub-word states): leave them out"), err[-3:]
 
 @pytest.mark.parametrize("ablation", sorted((Path(__file__).resolve().parents[1] / "configs" / "dspert" / "ablations")
                                             .glob("*.yaml")), ids=lambda p: p.stem)
