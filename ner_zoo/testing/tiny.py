@@ -83,7 +83,8 @@ def model_class(name: str) -> type:
 
 def network_class(name: str) -> type:
     """The plain network (``<Paper>Net``) that registry entry ``name``'s LightningModule hosts."""
-    return getattr(model_class(name), "network", model_class(name))
+    cls = model_class(name)
+    return getattr(cls, "network", cls)
 
 
 def takes_encoder(name: str) -> bool:
