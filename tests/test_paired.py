@@ -335,3 +335,39 @@ def test_recipe_ignores_data_defaults_added_after_older_records():
 
     assert shared_recipe(rec()) == shared_recipe(rec(train_on="train"))
     assert shared_recipe(rec()) != shared_recipe(rec(train_on="train+dev"))
+
+
+def test_a_declared_mixed_protocol_row_pairs_a_fixed_budget_with_an_early_stopped_baseline(tmp_path):
+    """A model at 30 epochs against its baseline early-stopped on dev (another overlay and callbacks, a larger
+    cap) is a row only as declared; a recipe that differs elsewhere (the learning rate) is not comparable."""
+    from ner_zoo.results.compare import load_records
+    from ner_zoo.results.paired import paired_rows
+
+    def early_stopped(folder: Path, lr: float = 0.01) -> None:
+        path = folder / "results.json"
+        rec = json.loads(path.read_text())
+        rec["overlays"] = ["early_stop_p10"]
+        rec["config"]["trainer"].update(max_epochs=100, callbacks=[{"class_path": "EarlyStopping"}])
+        rec["config"]["model"]["init_args"]["lr"] = lr
+        rec["protocol"].update(epochs=44.0, stopped_by="early_stopping", early_stopping=True)
+        path.write_text(json.dumps(rec))
+
+    for i, (m, b) in enumerate(zip(MODEL, BASE), start=1):
+        _record(tmp_path / "fixed" / f"min-s{i}", "MIN", None, i, m)
+        _record(tmp_path / "converged" / f"ner-s{i}", "MIN", "ner_only", i, b)
+        early_stopped(tmp_path / "converged" / f"ner-s{i}", lr=0.01 if i < 5 else 0.02)
+    declared = [{"model": ["MIN", None], "baseline": ["MIN", "ner_only"], "model_records": ["fixed/min-s*"],
+                 "baseline_records": ["converged/*"], "ignore": ["max_epochs", "callbacks"],
+                 "baseline_overlays": ["early_stop_p10"], "why": "the baseline trained to convergence"}]
+    records = load_records([tmp_path])
+    assert paired_rows(records, mixed=[]) == []  # never inferred: unequal protocols make no row
+    [row] = paired_rows(records, mixed=declared)
+    assert row["verdict"] == "not comparable" and "seed 5: recipes differ beyond max_epochs, callbacks" in row[
+        "left out"]
+    early_stopped(tmp_path / "converged" / "ner-s5")
+    [row] = paired_rows(load_records([tmp_path]), mixed=declared)
+    assert (row["protocol"], row["n"], row["difference"]) == (
+        "model 30 epochs; baseline early stopping on dev", 5, "+1.10 ± 0.42")
+    assert row["history"].startswith("mixed protocol: the baseline trained to convergence")
+    # no dev curves in these records: the model arm's plateau cannot be shown, so not the paper's stage
+    assert row["verdict"] == "same sign at 30 epochs (paper: to convergence); smaller than the paper's"

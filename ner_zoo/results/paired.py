@@ -24,9 +24,15 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-
-from ner_zoo.results.cells import (data_split, is_partial, paper_results, read_yaml, split_cell, test_size_note,
-                                   trained_epochs)
+from ner_zoo.results.cells import (
+    data_split,
+    is_partial,
+    paper_results,
+    read_yaml,
+    split_cell,
+    test_size_note,
+    trained_epochs,
+)
 from ner_zoo.results.cells import fmt as _fmt
 from ner_zoo.results.cells import label as _label
 from ner_zoo.results.cells import markdown_table as _markdown_table
@@ -59,6 +65,9 @@ PAIRS: list[tuple] = [
 ]
 #: rows replaced by a later measurement of the same gain: marked, and kept out of the Holm families
 SUPERSEDED = Path(__file__).parent / "superseded.yaml"
+#: rows whose arms trained under different stopping rules on purpose (a model at a fixed budget against its
+#: baseline trained to convergence): declared, never inferred
+MIXED = Path(__file__).parent / "mixed_protocol.yaml"
 
 #: fewest seeds per arm for a verdict; more where the paper's gain is small against its std (PSA)
 MIN_SEEDS = {"PSA": 9}
@@ -80,10 +89,13 @@ def _without_none(d):
 LATER_DATA_DEFAULTS = {"train_on": "train"}
 
 
-def shared_recipe(rec: dict) -> str:
+def shared_recipe(rec: dict, ignore: tuple[str, ...] = ()) -> str:
     """Hash of what both arms of a comparison must share: the trainer and data sections of the config and the
-    model's optimisation arguments (:data:`RECIPE_ARGS`)."""
+    model's optimisation arguments (:data:`RECIPE_ARGS`); ``ignore``: trainer keys left out (a mixed-protocol
+    row's declared differences)."""
     config = _without_none(rec.get("config") or {})
+    if ignore:
+        config["trainer"] = {k: v for k, v in (config.get("trainer") or {}).items() if k not in ignore}
     data_args = (config.get("data") or {}).get("init_args") or {}
     for key, default in LATER_DATA_DEFAULTS.items():
         if data_args.get(key) == default:
@@ -128,6 +140,13 @@ def _protocol(epochs: list) -> str:
     return f"equal epochs = {'/'.join(values)}"
 
 
+def _arm_protocol(epochs: list) -> str:
+    """One arm's protocol, for a mixed-protocol row: "50 epochs", "early stopping on dev"."""
+    words = _protocol(epochs)
+    return f"{words.removeprefix('equal epochs = ')} epochs" if words.startswith("equal") else \
+        words.removesuffix(" (both arms)")
+
+
 def _schedule(paper: dict | None) -> int | str | None:
     return None if paper is None else paper.get("epochs")
 
@@ -144,18 +163,15 @@ def _stage(epochs: list, paper: dict | None, curves: list[tuple[list | None, lis
     return stage
 
 
-def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list[dict]:
-    papers = paper_results()
-
-    def paper(model: str, variant: str | None, data: str) -> dict | None:
-        return next((p for p in papers if (p["model"], p.get("variant"), p["data"]) == (model, variant, data)), None)
-
+def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS,
+                mixed: list[dict] | None = None) -> list[dict]:
+    """The paired rows: each :data:`PAIRS` pair within a group of one recipe, then the declared mixed-protocol
+    rows (:data:`MIXED`); superseded rows marked and the Holm columns filled."""
     rows = []
     for (data, split, overlay, recipe), arms in sorted(_arms(records).items(), key=lambda kv: str(kv[0])):
         for m, base, *as_paper in PAIRS:
             if m not in arms or base not in arms:
                 continue
-            paper_m, paper_b = as_paper[0] if as_paper else (m, base)
             left, pairs = [], []
             for seed in sorted(set(arms[m]) | set(arms[base]), key=str):
                 a, b = arms[m].get(seed), arms[base].get(seed)
@@ -171,45 +187,122 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS) -> list
                 pairs.append((a, b))
             if not pairs:  # both arms ran, but never under the same protocol: say so rather than hide it
                 if any("epochs" in why for why in left):
-                    rows.append({"dataset": data, "split": split, "model": _label(*m), "baseline": _label(*base),
-                                 "overlay": overlay, "protocol": "unequal epochs", "n": 0, "model score": "",
-                                 "baseline score": "", "difference": "", "95% CI": "", "bootstrap 95% CI": "",
-                                 "paper gain": "", "p": "", "Holm p": "",
-                                 "Holm p (paper)": "", "Holm p (gains)": "",
-                                 "verdict": "not comparable", "left out": "; ".join(left), "history": "",
-                                 "recipe": recipe})
+                    rows.append(_not_comparable(data, split, m, base, overlay, recipe, "unequal epochs", left))
                 continue
-            ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
-            pm, pb = paper(*paper_m, data), paper(*paper_b, data)
-            gain = None if pm is None or pb is None else pm["value"] - pb["value"]
-            need = MIN_SEEDS.get(m[0], min_seeds)
             epochs = [_epochs(a) for a, _ in pairs]
-            curves = [(dev_curve(a), dev_curve(b)) for a, b in pairs]
-            p = t_p_value(ci)
-            rows.append({
-                "dataset": data, "split": split_cell(split, (pm, pb)) + test_size_note(pairs, (pm, pb)),
-                "model": _label(*m), "baseline": _label(*base),
-                "overlay": overlay, "protocol": _protocol(epochs), "n": ci.n,
-                "model score": _fmt([_score(a) for a, _ in pairs]),
-                "baseline score": _fmt([_score(b) for _, b in pairs]),
-                "difference": f"{100 * ci.mean:+.2f} ± {100 * ci.std:.2f}",
-                "95% CI": "" if ci.n < 2 else f"[{_bound(ci.low)}, {_bound(ci.high)}]",
-                "bootstrap 95% CI": bootstrap_cell(pairs),
-                "paper gain": "" if gain is None else f"{gain:+.2f}",
-                "p": "" if math.isnan(p) else _p(p), "Holm p": "", "Holm p (paper)": "", "Holm p (gains)": "",
-                "verdict": verdict(ci, None if gain is None else gain / 100, need, _stage(epochs, pm, curves)),
-                "left out": "; ".join(left),
-                "history": row_history(pairs),
-                "recipe": recipe,
-                # for the Holm columns and the figure; not printed (underscored keys)
-                "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),
-                # the paper gain the row tests (data, paper rows), and whether its arms are the paper's own rows
-                "_tests": (data, paper_m, paper_b), "_own_arms": not as_paper,
-                "_pairs": pairs,  # (model record, baseline record) per seed, and their dev curves: the figure
-                "_curves": curves,
-            })
+            rows.append(_row(data, split, overlay, recipe, m, base, as_paper[0] if as_paper else None, pairs, left,
+                             _protocol(epochs), lambda pm, curves: _stage(epochs, pm, curves), min_seeds))
+    rows += mixed_rows(records, min_seeds, mixed)
     mark_superseded(rows)
     holm_columns(rows)
+    return rows
+
+
+def _paper(model: str, variant: str | None, data: str) -> dict | None:
+    return next((p for p in paper_results() if (p["model"], p.get("variant"), p["data"]) == (model, variant, data)),
+                None)
+
+
+def _not_comparable(data, split, m, base, overlay, recipe, protocol: str, left: list[str]) -> dict:
+    return {"dataset": data, "split": split, "model": _label(*m), "baseline": _label(*base), "overlay": overlay,
+            "protocol": protocol, "n": 0, "model score": "", "baseline score": "", "difference": "", "95% CI": "",
+            "bootstrap 95% CI": "", "paper gain": "", "p": "", "Holm p": "", "Holm p (paper)": "",
+            "Holm p (gains)": "", "verdict": "not comparable", "left out": "; ".join(left), "history": "",
+            "recipe": recipe}
+
+
+def _row(data, split, overlay, recipe, m, base, as_paper, pairs, left, protocol: str, stage, min_seeds) -> dict:
+    """One paired row from its (model record, baseline record) pairs; ``stage(paper row, curves)`` is its
+    :class:`Stage`."""
+    paper_m, paper_b = as_paper or (m, base)
+    ci = paired_ci([_score(a) for a, _ in pairs], [_score(b) for _, b in pairs])
+    pm, pb = _paper(*paper_m, data), _paper(*paper_b, data)
+    gain = None if pm is None or pb is None else pm["value"] - pb["value"]
+    need = MIN_SEEDS.get(m[0], min_seeds)
+    curves = [(dev_curve(a), dev_curve(b)) for a, b in pairs]
+    p = t_p_value(ci)
+    return {
+        "dataset": data, "split": split_cell(split, (pm, pb)) + test_size_note(pairs, (pm, pb)),
+        "model": _label(*m), "baseline": _label(*base),
+        "overlay": overlay, "protocol": protocol, "n": ci.n,
+        "model score": _fmt([_score(a) for a, _ in pairs]),
+        "baseline score": _fmt([_score(b) for _, b in pairs]),
+        "difference": f"{100 * ci.mean:+.2f} ± {100 * ci.std:.2f}",
+        "95% CI": "" if ci.n < 2 else f"[{_bound(ci.low)}, {_bound(ci.high)}]",
+        "bootstrap 95% CI": bootstrap_cell(pairs),
+        "paper gain": "" if gain is None else f"{gain:+.2f}",
+        "p": "" if math.isnan(p) else _p(p), "Holm p": "", "Holm p (paper)": "", "Holm p (gains)": "",
+        "verdict": verdict(ci, None if gain is None else gain / 100, need, stage(pm, curves)),
+        "left out": "; ".join(left),
+        "history": row_history(pairs),
+        "recipe": recipe,
+        # for the Holm columns and the figure; not printed (underscored keys)
+        "_ci": ci, "_gain": gain, "_p": p, "_family": gain is not None and ci.n >= max(need, 2),
+        # the paper gain the row tests (data, paper rows), and whether its arms are the paper's own rows
+        "_tests": (data, paper_m, paper_b), "_own_arms": not as_paper,
+        "_pairs": pairs,  # (model record, baseline record) per seed, and their dev curves: the figure
+        "_curves": curves,
+    }
+
+
+def mixed_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS,
+               declared: list[dict] | None = None) -> list[dict]:
+    """The rows :data:`MIXED` declares: a model at a fixed budget against its baseline trained under another
+    stopping rule (early stopping on dev), paired by seed. The arms must share data, split and recipe except the
+    declared trainer keys (``ignore``) and the baseline's declared extra overlays; otherwise the row says why it
+    is not comparable. Its stage is the paper's when the model arm passed the plateau rule and every baseline
+    run stopped early (or plateaued)."""
+    declared = read_yaml(MIXED) if declared is None else declared
+    rows = []
+    for d in declared or []:
+        m, base = tuple(d["model"]), tuple(d["baseline"])
+        arms = {}
+        for arm, globs in ((m, d["model_records"]), (base, d["baseline_records"])):
+            arms[arm] = defaultdict(list)
+            for r in sorted((r for r in records if not is_partial(r)), key=lambda r: r.get("_path", "")):
+                folder = Path(r.get("_path", "")).parent
+                if (r["model"], _variant(r)) == arm and any(folder.match(g) for g in globs):
+                    arms[arm][r.get("seed")].append(r)
+        if not arms[m] or not arms[base]:
+            continue
+        left, pairs = [], []
+        for seed in sorted(set(arms[m]) | set(arms[base]), key=str):
+            a, b = arms[m].get(seed), arms[base].get(seed)
+            if not a or not b:
+                left.append(f"seed {seed}: only {'model' if a else 'baseline'}")
+                continue
+            pairs.append((a[-1], b[-1]))
+        a0, b0 = pairs[0] if pairs else (None, None)
+        ignore = tuple(d.get("ignore", ()))
+        extra = "+".join(d.get("baseline_overlays", []))
+        why = []
+        for a, b in pairs:
+            if (a["data"], data_split(a)) != (b["data"], data_split(b)):
+                why.append(f"seed {a.get('seed')}: data {a['data']} vs {b['data']}")
+            if shared_recipe(a, ignore) != shared_recipe(b, ignore):
+                why.append(f"seed {a.get('seed')}: recipes differ beyond {', '.join(ignore) or 'nothing'}")
+            if "+".join(filter(None, [_overlays(a), extra])) != _overlays(b):
+                why.append(f"seed {a.get('seed')}: overlays {_overlays(a) or 'none'} vs {_overlays(b) or 'none'}")
+        protocol = f"model {_arm_protocol([_epochs(a) for a, _ in pairs])}; " \
+                   f"baseline {_arm_protocol([_epochs(b) for _, b in pairs])}"
+        if not pairs or why:
+            if a0 is not None or arms[m]:
+                rec = a0 or next(iter(arms[m].values()))[-1]
+                rows.append(_not_comparable(rec["data"], data_split(rec), m, base, _overlays(rec), "", protocol,
+                                            left + why))
+            continue
+        model_epochs = {_epochs(a) for a, _ in pairs}
+
+        def stage(pm, curves, model_epochs=model_epochs, pairs=pairs):
+            ours = model_epochs.pop() if len(model_epochs) == 1 else None
+            converged = all(_epochs(b) == "early stopping" for _, b in pairs) or plateau([c[1] for c in curves]).ok
+            return Stage(ours, _schedule(pm), plateau([c[0] for c in curves]).ok and converged)
+
+        row = _row(a0["data"], data_split(a0), _overlays(a0), shared_recipe(a0, ignore), m, base,
+                   tuple(tuple(x) for x in d["as_paper"]) if d.get("as_paper") else None, pairs, left, protocol,
+                   stage, min_seeds)
+        row["history"] = "; ".join(filter(None, [f"mixed protocol: {d['why']}", row["history"]]))
+        rows.append(row)
     return rows
 
 
