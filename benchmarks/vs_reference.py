@@ -122,7 +122,7 @@ def worker(args: argparse.Namespace) -> None:
     class StepTimer(Callback):
         def __init__(self):
             self.start = self.end = 0.0
-            self.steps, self.dev_f1 = 0, None
+            self.steps, self.dev_f1, self.test_f1 = 0, None, None
 
         def on_train_epoch_start(self, trainer, pl_module):
             self.start = time.perf_counter()
@@ -135,6 +135,10 @@ def worker(args: argparse.Namespace) -> None:
             if self.dev_f1 is None and f1 is not None:
                 self.dev_f1 = float(f1) * 100
 
+        def on_test_end(self, trainer, pl_module):  # with --test_after_fit true (vs_flair.py)
+            f1 = trainer.callback_metrics.get("test/f1")
+            self.test_f1 = None if f1 is None else float(f1) * 100
+
     timer = StepTimer()
 
     class TimedCLI(NERZooCLI):
@@ -145,7 +149,8 @@ def worker(args: argparse.Namespace) -> None:
     cli_in_process(zoo_fit_argv(args, root), cli_class=TimedCLI)
     train_s = timer.end - timer.start
     print(MARK + json.dumps({"steps": timer.steps, "train_s": round(train_s, 2),
-                             "steps_per_s": round(timer.steps / train_s, 2), "dev_f1": timer.dev_f1}), flush=True)
+                             "steps_per_s": round(timer.steps / train_s, 2), "dev_f1": timer.dev_f1,
+                             "test_f1": timer.test_f1}), flush=True)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -119,8 +119,11 @@ def test_vs_hf_dry_run_shows_the_zoo_args_in_the_zoo_fit():
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.splitlines()
     assert _line(lines, "threads") == "OMP_NUM_THREADS=2 MKL_NUM_THREADS=2"
-    assert json.loads(_line(lines, "zoo-fit"))[-len(ZOO_ARGS):] == ZOO_ARGS
-    assert "--zoo-args" not in json.loads(_line(lines, "peer-train"))
+    for setting in ("default", "best"):  # both settings by default; --zoo-args last in each
+        assert json.loads(_line(lines, f"zoo-fit[{setting}]"))[-len(ZOO_ARGS):] == ZOO_ARGS
+        assert "--zoo-args" not in json.loads(_line(lines, f"peer-train[{setting}]"))
+    assert "--torch-compile" in json.loads(_line(lines, "peer-train[best]"))
+    assert "--torch-compile" not in json.loads(_line(lines, "peer-train[default]"))
 
 
 @pytest.mark.process
@@ -157,3 +160,98 @@ def test_roofline_counts_the_fused_lstm_layers_flops():
     with roofline.rnn_flops_mode() as rnn:
         out.sum().backward()
     assert rnn.flops == 2 * forward
+
+
+# ---------------------------------------------------------------- vs_hf settings: default and best (issue 46 item 3)
+
+
+def _vs_hf_workers(monkeypatch, native: bool, *argv: str):
+    """The driver's args on a host whose bf16 is (not) native, and per setting the workers' parsed arguments."""
+    import ner_zoo.hardware
+
+    monkeypatch.setattr(ner_zoo.hardware, "native_bf16", lambda device="cpu", flags=None: native)
+    vs_hf = _script("vs_hf")
+    args = vs_hf.parser().parse_args(["--model", "MODEL", *argv])
+    args.work, args.data_dir = "WORK", "DATA"
+    workers = {}
+    for setting in args.settings:
+        for kind, extra in (("zoo-train", {}), ("peer-train", {}), ("zoo-predict", {"checkpoint": "CKPT"}),
+                            ("peer-predict", {"model_dir": "DIR"})):
+            workers[setting, kind] = vs_hf.parser().parse_args(vs_hf.worker_command(kind, args, setting, **extra)[2:])
+    return vs_hf, args, workers
+
+
+def test_vs_hf_best_on_a_native_bf16_host_reaches_every_worker(monkeypatch):
+    """Best where bf16 is native: the Trainer gets ``bf16=True`` and ``torch_compile=True``, the pipeline
+    ``dtype=bfloat16`` and a compiled model, the zoo ``bf16-mixed`` and bf16 prediction; default keeps none."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import inspect
+
+    vs_hf, args, w = _vs_hf_workers(monkeypatch, True)
+    assert args.settings == ["default", "best"]
+    names = inspect.signature(transformers.TrainingArguments).parameters
+    for setting, on in (("default", False), ("best", True)):
+        peer = w[setting, "peer-train"]
+        assert peer.setting == setting and (peer.bf16, peer.torch_compile) == (on, on)
+        kwargs = vs_hf.peer_training_kwargs(peer, Path("OUT"))
+        assert set(kwargs) <= set(names)  # every one a TrainingArguments option of the installed version
+        assert (kwargs["bf16"], kwargs["torch_compile"]) == (on, on)
+        assert kwargs["max_grad_norm"] == 1.0 and kwargs["per_device_train_batch_size"] == 32  # the recipe stays
+        fit = vs_hf.zoo_fit_argv(w[setting, "zoo-train"], Path("ROOT"))
+        assert _last(fit, "--trainer.precision") == ("bf16-mixed" if on else "32-true")
+        assert not any("CompileModules" in a for a in fit)  # bf16 alone is the zoo's faster where native
+        assert w[setting, "zoo-predict"].zoo_precision == ("bf16" if on else "32")
+        assert w[setting, "zoo-train"].zoo_precision == w[setting, "zoo-predict"].zoo_precision  # dev F1 alike
+        pp = w[setting, "peer-predict"]
+        assert vs_hf.pipeline_kwargs(pp) == ({"dtype": torch.bfloat16} if on else {})
+
+        class Pipe:  # what best_pipeline touches of a pipeline: its model
+            model = torch.nn.Linear(2, 2)
+
+        compiled = vs_hf.best_pipeline(Pipe(), pp).model
+        assert isinstance(compiled, torch._dynamo.eval_frame.OptimizedModule) is on
+
+
+def test_vs_hf_best_without_native_bf16_skips_it_and_compiles_the_zoo(monkeypatch):
+    vs_hf, args, w = _vs_hf_workers(monkeypatch, False, "--settings", "best")
+    assert args.settings == ["best"] and "bf16 skipped" in vs_hf.setting_options("best", args)["note"]
+    peer = w["best", "peer-train"]
+    assert (peer.bf16, peer.torch_compile) == (False, True)
+    kwargs = vs_hf.peer_training_kwargs(peer, Path("OUT"))
+    assert (kwargs["bf16"], kwargs["torch_compile"]) == (False, True)
+    fit = vs_hf.zoo_fit_argv(w["best", "zoo-train"], Path("ROOT"))
+    assert _last(fit, "--trainer.precision") == "32-true"
+    callback = json.loads(next(a for a in fit if a.startswith("--trainer.callbacks+=")).partition("=")[2])
+    assert callback == {"class_path": "ner_zoo.training.CompileModules", "init_args": {"modules": ["encoder.model"]}}
+    assert w["best", "zoo-predict"].zoo_precision == "auto"  # ner_zoo.hardware.default_precision decides
+
+
+def test_vs_hf_emulated_bf16_is_measured_only_when_asked_and_labelled(monkeypatch):
+    vs_hf, args, w = _vs_hf_workers(monkeypatch, False, "--settings", "best", "--emulated-bf16")
+    assert "EMULATED" in vs_hf.setting_options("best", args)["note"]
+    assert w["best", "peer-train"].bf16 and w["best", "peer-predict"].bf16
+    assert _last(vs_hf.zoo_fit_argv(w["best", "zoo-train"], Path("ROOT")), "--trainer.precision") == "bf16-mixed"
+
+
+def test_vs_hf_zoo_best_args_come_before_the_zoo_args(monkeypatch):
+    vs_hf, args, w = _vs_hf_workers(monkeypatch, False, "--zoo-best-args", "--data.init_args.batch_tokens 500",
+                                    "--zoo-args", *ZOO_ARGS)
+    best = w["best", "zoo-train"].zoo_args
+    assert best == ["--data.init_args.batch_tokens", "500", *ZOO_ARGS]  # the user's --zoo-args last: they win
+    assert w["default", "zoo-train"].zoo_args == ZOO_ARGS  # best's arguments stay out of default
+    fit = vs_hf.zoo_fit_argv(w["best", "zoo-train"], Path("ROOT"))
+    assert _last(fit, "--data.init_args.batch_tokens") == "140"
+
+
+def test_vs_hf_step_timing_leaves_compilations_out_of_steady():
+    vs_hf = _script("vs_hf")
+    ends, t = [], 0.0
+    for step_s in [120.0, 1.0, 1.0, 90.0, 1.0, 1.0, 1.0]:  # a compile, then a recompile at a new shape
+        t += step_s
+        ends.append(t)
+    got = vs_hf.step_timing(0.0, ends)
+    assert got["steps"] == 7 and got["train_s"] == 215.0 and got["steps_per_s"] == round(7 / 215, 3)
+    assert got["steady_steps_per_s"] == 1.0 and got["compile_steps"] == 2 and got["compile_s"] == 210.0
+    assert vs_hf.predict_timing(10, 2.0, 1.0) == {"sentences": 10, "seconds": 2.0, "sentences_per_s": 5.0,
+                                                  "warm_seconds": 1.0, "warm_sentences_per_s": 10.0}
