@@ -172,19 +172,7 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS,
         for m, base, *as_paper in PAIRS:
             if m not in arms or base not in arms:
                 continue
-            left, pairs = [], []
-            for seed in sorted(set(arms[m]) | set(arms[base]), key=str):
-                a, b = arms[m].get(seed), arms[base].get(seed)
-                if not a or not b:
-                    left.append(f"seed {seed}: only {'model' if a else 'baseline'}")
-                    continue
-                if len(a) > 1 or len(b) > 1:
-                    left.append(f"seed {seed}: {len(a) + len(b) - 2} older duplicate run(s)")
-                a, b = a[-1], b[-1]  # the last by path
-                if _epochs(a) != _epochs(b):
-                    left.append(f"seed {seed}: epochs {_epochs(a)} vs {_epochs(b)}")
-                    continue
-                pairs.append((a, b))
+            pairs, left = _pair_by_seed(arms[m], arms[base], equal_epochs=True)
             if not pairs:  # both arms ran, but never under the same protocol: say so rather than hide it
                 if any("epochs" in why for why in left):
                     rows.append(_not_comparable(data, split, m, base, overlay, recipe, "unequal epochs", left))
@@ -196,6 +184,25 @@ def paired_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS,
     mark_superseded(rows)
     holm_columns(rows)
     return rows
+
+
+def _pair_by_seed(model: dict, baseline: dict, equal_epochs: bool) -> tuple[list[tuple[dict, dict]], list[str]]:
+    """(model record, baseline record) per seed of both arms (seed -> records, the last by path taken), and the
+    seeds left out, with why; ``equal_epochs``: a seed pairs only where both arms trained the same epochs."""
+    left, pairs = [], []
+    for seed in sorted(set(model) | set(baseline), key=str):
+        a, b = model.get(seed), baseline.get(seed)
+        if not a or not b:
+            left.append(f"seed {seed}: only {'model' if a else 'baseline'}")
+            continue
+        if len(a) > 1 or len(b) > 1:
+            left.append(f"seed {seed}: {len(a) + len(b) - 2} older duplicate run(s)")
+        a, b = a[-1], b[-1]
+        if equal_epochs and _epochs(a) != _epochs(b):
+            left.append(f"seed {seed}: epochs {_epochs(a)} vs {_epochs(b)}")
+            continue
+        pairs.append((a, b))
+    return pairs, left
 
 
 def _paper(model: str, variant: str | None, data: str) -> dict | None:
@@ -253,51 +260,44 @@ def mixed_rows(records: list[dict], min_seeds: int = DEFAULT_MIN_SEEDS,
     is not comparable. Its stage is the paper's when the model arm passed the plateau rule and every baseline
     run stopped early (or plateaued)."""
     declared = read_yaml(MIXED) if declared is None else declared
+    complete = sorted((r for r in records if not is_partial(r)), key=lambda r: r.get("_path", ""))
     rows = []
     for d in declared or []:
         m, base = tuple(d["model"]), tuple(d["baseline"])
-        arms = {}
-        for arm, globs in ((m, d["model_records"]), (base, d["baseline_records"])):
-            arms[arm] = defaultdict(list)
-            for r in sorted((r for r in records if not is_partial(r)), key=lambda r: r.get("_path", "")):
-                folder = Path(r.get("_path", "")).parent
+        arms = {m: defaultdict(list), base: defaultdict(list)}
+        for r in complete:
+            folder = Path(r.get("_path", "")).parent
+            for arm, globs in ((m, d["model_records"]), (base, d["baseline_records"])):
                 if (r["model"], _variant(r)) == arm and any(folder.match(g) for g in globs):
                     arms[arm][r.get("seed")].append(r)
         if not arms[m] or not arms[base]:
             continue
-        left, pairs = [], []
-        for seed in sorted(set(arms[m]) | set(arms[base]), key=str):
-            a, b = arms[m].get(seed), arms[base].get(seed)
-            if not a or not b:
-                left.append(f"seed {seed}: only {'model' if a else 'baseline'}")
-                continue
-            pairs.append((a[-1], b[-1]))
-        a0, b0 = pairs[0] if pairs else (None, None)
+        pairs, left = _pair_by_seed(arms[m], arms[base], equal_epochs=False)
         ignore = tuple(d.get("ignore", ()))
         extra = "+".join(d.get("baseline_overlays", []))
-        why = []
+        mismatch = []
         for a, b in pairs:
             if (a["data"], data_split(a)) != (b["data"], data_split(b)):
-                why.append(f"seed {a.get('seed')}: data {a['data']} vs {b['data']}")
+                mismatch.append(f"seed {a.get('seed')}: data {a['data']} vs {b['data']}")
             if shared_recipe(a, ignore) != shared_recipe(b, ignore):
-                why.append(f"seed {a.get('seed')}: recipes differ beyond {', '.join(ignore) or 'nothing'}")
+                mismatch.append(f"seed {a.get('seed')}: recipes differ beyond {', '.join(ignore) or 'nothing'}")
             if "+".join(filter(None, [_overlays(a), extra])) != _overlays(b):
-                why.append(f"seed {a.get('seed')}: overlays {_overlays(a) or 'none'} vs {_overlays(b) or 'none'}")
+                mismatch.append(f"seed {a.get('seed')}: overlays {_overlays(a) or 'none'} vs {_overlays(b) or 'none'}")
+        model_epochs = {_epochs(a) for a, _ in pairs}
+        ours = next(iter(model_epochs)) if len(model_epochs) == 1 else None
         protocol = f"model {_arm_protocol([_epochs(a) for a, _ in pairs])}; " \
                    f"baseline {_arm_protocol([_epochs(b) for _, b in pairs])}"
-        if not pairs or why:
-            if a0 is not None or arms[m]:
-                rec = a0 or next(iter(arms[m].values()))[-1]
-                rows.append(_not_comparable(rec["data"], data_split(rec), m, base, _overlays(rec), "", protocol,
-                                            left + why))
+        if not pairs or mismatch:
+            rec = pairs[0][0] if pairs else next(iter(arms[m].values()))[-1]
+            rows.append(_not_comparable(rec["data"], data_split(rec), m, base, _overlays(rec), "", protocol,
+                                        left + mismatch))
             continue
-        model_epochs = {_epochs(a) for a, _ in pairs}
 
-        def stage(pm, curves, model_epochs=model_epochs, pairs=pairs):
-            ours = model_epochs.pop() if len(model_epochs) == 1 else None
+        def stage(pm, curves, ours=ours, pairs=pairs):
             converged = all(_epochs(b) == "early stopping" for _, b in pairs) or plateau([c[1] for c in curves]).ok
             return Stage(ours, _schedule(pm), plateau([c[0] for c in curves]).ok and converged)
 
+        a0 = pairs[0][0]
         row = _row(a0["data"], data_split(a0), _overlays(a0), shared_recipe(a0, ignore), m, base,
                    tuple(tuple(x) for x in d["as_paper"]) if d.get("as_paper") else None, pairs, left, protocol,
                    stage, min_seeds)
