@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from host import host_line  # noqa: E402
+from host import host_line
 
 CONFIGS = {"transformer_tagger": "configs/transformer_tagger/conll2003.yaml",
            "bilstm_crf": "configs/baselines/conll2003.yaml"}
