@@ -4,10 +4,11 @@ one process on the same batch, rounds interleaved (A B, B A, ...), with the outp
 
 * ``attention`` (TransformerTagger): the Hugging Face encoder's ``attn_implementation`` switched in place between
   ``sdpa`` (what ``from_pretrained`` picks, the zoo's default) and ``eager`` (softmax(QK^T)V as three ops).
-  Equal outputs: the loss and every gradient of one step, from the same weights, within ``1e-5`` relative.
+  Equal outputs: the loss and the gradient of one step (dropout seeded alike), from the same weights, within
+  ``1e-4`` relative (the gradient as one vector: a parameter whose gradient is near zero has no relative error).
 * ``optimiser`` (each model's config optimiser): ``fused=True`` (the zoo's default, ``training.optim.fused_if_unset``)
   against ``foreach=True`` and the per-parameter loop. Equal outputs: the weights after 3 steps from the same
-  start, within 1e-3 of the largest weight update (float rounding of the update's arithmetic).
+  start, their difference within ``1e-4`` of the fused update's norm (float rounding of the update's arithmetic).
 * ``compile`` (TransformerTagger): ``torch.compile`` of the Hugging Face model against it uncompiled (the first
   compiled step, the compilation, is reported apart). Equal outputs: the loss within ``1e-4`` relative.
 
@@ -105,10 +106,11 @@ def option_optimiser(name: str, args) -> None:
             step(model, o, batch)
         ends[mode] = {k: v.detach().clone() for k, v in model.state_dict().items()}
     moved = {k: ends["fused"][k] - start[k] for k in start if start[k].is_floating_point()}
-    scale = max(float(d.abs().max()) for d in moved.values())
-    diff = max(float((ends[m][k] - ends["fused"][k]).abs().max()) for m in ("foreach", "loop") for k in moved)
-    check = (f"max |weights - fused weights| after 3 steps = {diff:.2e}, {diff / scale:.1e} of the largest update "
-             f"({'equal to rounding' if diff <= 1e-3 * scale else 'DIFFER'})")
+    norm = sum(float(d.pow(2).sum()) for d in moved.values()) ** 0.5
+    rel = max(sum(float((ends[m][k] - ends["fused"][k]).pow(2).sum()) for k in moved) ** 0.5 / norm
+              for m in ("foreach", "loop"))
+    check = (f"|weights - fused weights| after 3 steps = {rel:.1e} of |the fused update| "
+             f"({'equal to rounding' if rel <= 1e-4 else 'DIFFER'})")
     model.load_state_dict(start)
     opts = {mode: make_optimizer(opt, mode) for mode in ("fused", "foreach", "loop")}
     ms = interleave({m: (lambda o=o: step(model, o, batch)) for m, o in opts.items()}, args.steps, args.rounds)
@@ -130,11 +132,13 @@ def option_attention(args) -> None:
         torch.manual_seed(0)
         loss = model.compute_loss(batch)
         loss.backward()
-        grads[impl] = (float(loss), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
-    rel = max(float((grads["eager"][1][n] - g).norm() / (g.norm() + 1e-12)) for n, g in grads["sdpa"][1].items())
+        grads[impl] = (float(loss.detach()), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
+    sdpa, eager = grads["sdpa"][1], grads["eager"][1]
+    rel = (sum(float((eager[n] - g).pow(2).sum()) for n, g in sdpa.items()) ** 0.5
+           / sum(float(g.pow(2).sum()) for g in sdpa.values()) ** 0.5)
     dloss = abs(grads["eager"][0] - grads["sdpa"][0]) / abs(grads["sdpa"][0])
-    check = (f"loss rel diff {dloss:.1e}, max grad rel diff {rel:.1e} "
-             f"({'equal' if max(dloss, rel) <= 1e-5 else 'DIFFER'})")
+    check = (f"loss rel diff {dloss:.1e}, |eager grads - sdpa grads| = {rel:.1e} of |sdpa grads| "
+             f"({'equal to rounding' if max(dloss, rel) <= 1e-4 else 'DIFFER'})")
     model.load_state_dict(start)
 
     def with_impl(impl):
