@@ -50,10 +50,12 @@ def test_gpu_bf16_needs_compute_capability_8(monkeypatch):
 def test_auto_precision_is_bf16_only_where_native_and_measured_equal(monkeypatch):
     amx = hardware.cpu_flags(SAPPHIRE_RAPIDS)
     avx2 = hardware.cpu_flags(AVX2_EPYC)
-    assert hardware.BF16_EQUAL_QUALITY == frozenset()  # nothing measured on a native-bf16 host yet
+    assert hardware.BF16_EQUAL_QUALITY == frozenset({"TransformerTagger"})  # measured on an AVX-512 BF16 host
+    monkeypatch.setattr(hardware, "BF16_EQUAL_QUALITY", frozenset())
     assert hardware.default_precision("TransformerTagger", "cpu", amx) == "32"
     monkeypatch.setattr(hardware, "BF16_EQUAL_QUALITY", frozenset({"TransformerTagger"}))
     assert hardware.default_precision("TransformerTagger", "cpu", amx) == "bf16"
+    assert hardware.default_precision("TransformerTaggerNet", "cpu", amx) == "bf16"  # what ner_zoo.load holds
     assert hardware.default_precision("TransformerTagger", "cpu", avx2) == "32"  # emulated: never by default
     assert hardware.default_precision("BiLSTMCRF", "cpu", amx) == "32"
 
