@@ -53,12 +53,27 @@ def test_every_model_of_the_registry_has_an_old_checkpoint(tiny_bert_dir):  # no
     assert set(configs(str(tiny_bert_dir))) == set(EXPECTED)
 
 
+@pytest.fixture(scope="module")
+def built(tiny_bert_dir, tmp_path_factory):  # noqa: F811
+    """``built(name)``: the model of registry config ``name`` built through the CLI on the fixtures' data, once per
+    module (the layout tests below only read its weight names and shapes; a build is a jsonargparse parse)."""
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = build(configs(str(tiny_bert_dir))[name], copy.deepcopy(DATA),
+                                tmp_path_factory.mktemp(f"built-{name}")).model
+        return cache[name]
+
+    return get
+
+
 @pytest.mark.parametrize("name", list(EXPECTED))
-def test_current_layout_matches_no_migration(name, tiny_bert_dir, tmp_path):  # noqa: F811
+def test_current_layout_matches_no_migration(name, built):
     """A checkpoint in today's layout is left as it is: no rename row re-matches a current key."""
-    cli = build(configs(str(tiny_bert_dir))[name], copy.deepcopy(DATA), tmp_path)
-    state = cli.model.state_dict()
-    assert migrate_state_dict(type(cli.model).__name__, state) == []
+    model = built(name)
+    state = model.state_dict()
+    assert migrate_state_dict(type(model).__name__, state) == []
 
 
 # --- checkpoints of 6c6ee43, before the networks were hosted by the task module (issue 42) --------------------------
@@ -72,20 +87,20 @@ def test_every_model_of_the_registry_has_a_pinned_v4_layout(tiny_bert_dir):  # n
 
 
 @pytest.mark.parametrize("name", list(V4_LAYOUT))
-def test_v4_layout_converts_to_the_host_and_to_the_network(name, tiny_bert_dir, tmp_path):  # noqa: F811
+def test_v4_layout_converts_to_the_host_and_to_the_network(name, built):
     """Every weight name and shape the old code wrote maps, through the one table, onto the task module's and onto
     the network's (nothing left over, nothing missing)."""
     from ner_zoo.checkpoints.migrations import network_state, to_host
 
     pinned = V4_LAYOUT[name]
-    cli = build(configs(str(tiny_bert_dir))[name], copy.deepcopy(DATA), tmp_path)
-    host = {k: list(v.shape) for k, v in cli.model.state_dict().items()}
-    net = {k: list(v.shape) for k, v in cli.model.net.state_dict().items()}
+    model = built(name)
+    host = {k: list(v.shape) for k, v in model.state_dict().items()}
+    net = {k: list(v.shape) for k, v in model.net.state_dict().items()}
     old = dict(pinned["state_dict"])
-    to_host(type(cli.model).__name__, old)
+    to_host(type(model).__name__, old)
     assert old == host
     assert network_state(pinned["class"].rpartition(".")[2], pinned["state_dict"]) == net
-    assert pinned["class"] == f"{type(cli.model).__module__}.{type(cli.model).__qualname__}"  # configs' names
+    assert pinned["class"] == f"{type(model).__module__}.{type(model).__qualname__}"  # configs' names
 
 
 @pytest.mark.parametrize("name", list(V4_EXPECTED))

@@ -92,17 +92,39 @@ def test_loader_skips_served_batches_of_the_interrupted_epoch():
     assert list(other) == seen + rest
 
 
-def test_resume_mid_epoch_equals_uninterrupted(tmp_path):
+@pytest.fixture(scope="module")
+def scheduled_runs(tmp_path_factory):
+    """The scheduled model's uninterrupted 2-epoch fit, and one fit killed at step 9 (mid epoch 1) with step
+    checkpoints every 3 steps: its step-6 checkpoint is the one a fit killed at the epoch boundary leaves (the
+    same steps, the same random stream; the checkpoint is written at the batch's end, before the kill). Both
+    resume tests read them, instead of fitting the uninterrupted run and a killed run each."""
+    tmp = tmp_path_factory.mktemp("resume")
+    full = _fit_uninterrupted(SCHEDULED, tmp, epochs=2)
+    kill_at = STEPS_PER_EPOCH + 3
+    first = build(SCHEDULED, DATA, tmp / "killed", trainer=_trainer(2, max_steps=kill_at,
+                                                                    callbacks=_step_checkpoint(tmp, 3)),
+                  subcommand="fit")
+    assert first.trainer.global_step == kill_at
+    return full, tmp / "steps"
+
+
+def _resumed_from(steps: Path, step: int, tmp: Path):
+    (ckpt,) = steps.glob(f"*step={step}.ckpt")
+    second = build(SCHEDULED, DATA, tmp / "resumed", trainer=_trainer(2))  # a fresh process would do the same
+    second.trainer.fit(second.model, datamodule=second.datamodule, ckpt_path=str(ckpt))
+    return second
+
+
+def test_resume_mid_epoch_equals_uninterrupted(scheduled_runs, tmp_path):
     """Killed at step 9 (mid epoch 1 of 2), resumed: same val metrics, weights, Adam moments, learning rate."""
-    full = _fit_uninterrupted(SCHEDULED, tmp_path, epochs=2)
-    resumed = _fit_killed_and_resumed(SCHEDULED, tmp_path, epochs=2, kill_at=STEPS_PER_EPOCH + 3)
-    _assert_same(full, resumed)
+    full, steps = scheduled_runs
+    _assert_same(full, _resumed_from(steps, STEPS_PER_EPOCH + 3, tmp_path))
 
 
-def test_resume_at_epoch_boundary_equals_uninterrupted(tmp_path):
-    full = _fit_uninterrupted(SCHEDULED, tmp_path, epochs=2)
-    resumed = _fit_killed_and_resumed(SCHEDULED, tmp_path, epochs=2, kill_at=STEPS_PER_EPOCH)
-    _assert_same(full, resumed)
+def test_resume_at_epoch_boundary_equals_uninterrupted(scheduled_runs, tmp_path):
+    """Killed at step 6, the last batch of epoch 0 (before its validation), resumed: the same."""
+    full, steps = scheduled_runs
+    _assert_same(full, _resumed_from(steps, STEPS_PER_EPOCH, tmp_path))
 
 
 def test_resume_hcr_with_memory_mid_epoch(tmp_path):
