@@ -221,3 +221,27 @@ def config_keys(cfg: Path, prefix: str = "model.") -> list[str]:
             yield path
 
     return sorted(k for k in leaves(yaml.safe_load(out.getvalue())) if k.startswith(prefix))
+
+
+def command_parser(command: str = "fit"):
+    """The real ``ner-zoo COMMAND`` parser (NERZooCLI's jsonargparse subcommand parser: every model, data module,
+    trainer, checkpoint and record argument), built once without parsing anything: tests parse configs with it
+    (``parse_object``) and run the CLI's own checks on the result, as ``ner-zoo`` does before building a class."""
+    from ner_zoo.cli.lightning_cli import NERZooCLI
+
+    class Built(Exception):
+        pass
+
+    class ParserOnly(NERZooCLI):
+        def parse_arguments(self, parser, args):  # LightningCLI calls this once its parser is set up
+            raise Built(parser)
+
+    argv, sys.argv = sys.argv, ["ner-zoo"]
+    try:
+        ParserOnly(args=[command])
+    except Built as e:
+        parser = e.args[0]._subcommands_action._name_parser_map[command]
+    finally:
+        sys.argv = argv
+    parser.exit_on_error = False  # ArgumentError, as the CLI's parse_arguments sets it
+    return parser

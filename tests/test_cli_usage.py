@@ -58,6 +58,19 @@ def test_missing_config_unknown_command_and_bare_data_stats(tmp_path, capsys):  
 def test_every_command_has_one_line_usage_errors(argv, capsys):
     from cli_cases import ner_zoo
 
-    rc, out, err = ner_zoo(capsys, *argv)
+    rc, _, err = ner_zoo(capsys, *argv)
     assert rc == 2 and err.count("\n") == 1 and err.startswith("ner-zoo: error: "), (argv, err)
     assert "usage:" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, misspelt", [
+    (["export", "C.ckpt", "--outptu", "x"], "--outptu x"), (["predict", "--model", "m", "--inptu", "x"], "--inptu x"),
+    (["predict", "--inptu=x"], "--inptu=x"), (["serve", "m", "--prot", "1"], "--prot 1"),
+    (["score", "f", "--bogus"], "--bogus"),
+])
+def test_a_misspelt_option_is_named_even_when_a_required_one_is_missing(argv, misspelt, capsys):
+    """argparse reported the missing required option (``--output``) and not the misspelt one the user typed."""
+    from cli_cases import ner_zoo
+
+    rc, _, err = ner_zoo(capsys, *argv)
+    assert rc == 2 and f"unrecognized arguments: {misspelt} " in one_error_line(err), err

@@ -202,3 +202,47 @@ def test_overfit_batches_trains_on_the_same_first_batches(fit_config, tmp_path, 
     assert rc == 0, err[-2000:]
     seen = RecordBatches.seen
     assert len(seen) == 3 and seen[0] == seen[1] == seen[2], seen
+
+
+# A component-typed argument (a class given by class_path) given a value that names no class: one line naming the
+# key, before any data is read (lr_scheduler {} was a page-long jsonargparse traceback at instantiation).
+COMPONENT = "expected a class_path naming"
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("model.init_args.lr_scheduler", "{}", "command line: --model.init_args.lr_scheduler needs a class_path naming a "
+                                           "class ({class_path: ..., init_args: {...}}), got a mapping without a "
+                                           "class_path"),
+    ("model.init_args.lr_scheduler", "[]", f"model.init_args.lr_scheduler: {COMPONENT} a LRScheduler or "
+                                           "ReduceLROnPlateau ({class_path: ..., init_args: {...}}) or null, got []"),
+    ("model.init_args.lr_scheduler", "StepLR", f"model.init_args.lr_scheduler: {COMPONENT} a LRScheduler"),
+    ("model.init_args.lr_scheduler", '{"class_path": "math.pi"}', f"model.init_args.lr_scheduler: {COMPONENT} a "
+                                                                   "LRScheduler"),
+    ("model.init_args.optimizer", "[]", f"model.init_args.optimizer: {COMPONENT} an Optimizer"),
+    ("model.init_args.optimizer", "null", "command line: --model.init_args.optimizer cannot be null"),
+    ("model.init_args.optimizer", "NoSuchOptimizer", f"model.init_args.optimizer: {COMPONENT} a class"),
+    ("model.init_args.optimizer", '{"class_path": "os.path"}', f"model.init_args.optimizer: {COMPONENT} a class"),
+    ("model.init_args.char_encoder", "[]", f"model.init_args.char_encoder: {COMPONENT} a Module"),
+    ("model.init_args.char_encoder", "foo", f"model.init_args.char_encoder: {COMPONENT} a Module"),
+    ("model.init_args.char_encoder", '{"class_path": "ner_zoo.data.stats"}', f"char_encoder: {COMPONENT} a Module"),
+    ("model.init_args.encoder", '{"class_path": "os.path"}', "model.init_args.encoder: BiLSTMCRF has no option "
+                                                             "'encoder'"),
+    ("model.init_args.encoder", "[]", "model.init_args.encoder: BiLSTMCRF has no option 'encoder'"),
+    ("model", "[]", f"model: {COMPONENT} a NERModule"),
+    ("model", '{"class_path": "math.pi"}', f"model: {COMPONENT} a NERModule"),
+    ("data", "foo", f"data: {COMPONENT} a NERDataModule"),
+    ("data", "null", "fit.data"),
+    ("trainer.logger", "foo", "trainer.logger: expected collections.abc.Iterable or bool, got foo"),  # jsonargparse's
+    ("trainer.logger", '{"class_path": "math.pi"}', "trainer.logger: expected collections.abc.Iterable or bool"),
+])
+def test_a_component_argument_that_names_no_class_is_one_line_naming_the_key(fit_config, capsys, key, value, says):
+    rc, _, err = ner_zoo(capsys, "fit", "--config", fit_config, f"--{key}", value)
+    assert rc == 2 and "Traceback" not in err and says in one_error_line(err), err[-3000:]
+    assert "expected ," not in err  # the expected type was left empty
+
+
+def test_a_component_without_class_path_in_a_file_names_the_file_and_line(tmp_path, capsys):
+    extra = write(tmp_path / "sched.yaml", "model:\n  init_args:\n    lr_scheduler: {}\n")
+    rc, _, err = ner_zoo(capsys, "fit", "--config", config(tmp_path), "--config", extra)
+    assert rc == 2 and f"{extra}:3: model.init_args.lr_scheduler needs a class_path naming a class" in \
+        one_error_line(err), err[-3000:]

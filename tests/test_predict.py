@@ -208,3 +208,73 @@ def test_the_detected_format_is_stated_and_input_format_chooses(fitted, tmp_path
     rc, _, err, out = predict(capsys, ckpt, inp, "--input_format", "text", "--overwrite", "--output_format", "jsonl")
     assert rc == 0 and "detected" not in err
     assert json.loads(out.read_text().splitlines()[0])["text"] == "EU B-ORG"  # read as the user said: text
+
+
+def test_a_file_of_only_docstart_lines_is_conll_without_sentences(fitted, tmp_path, capsys):
+    """It was sniffed as raw text and ``-DOCSTART- -X- O`` tagged as a sentence (rc 0)."""
+    _, ckpt, _ = fitted
+    for name, data in (("doc.conll", "-DOCSTART- -X- O\n\n"), ("bomdoc.txt", "\ufeff-DOCSTART- -X- O\r\n\r\n-DOCSTART-\r\n")):
+        inp = write(tmp_path / name, data.encode())
+        rc, _, err, out = predict(capsys, ckpt, inp)
+        assert rc == 2 and f"{inp}: no sentences in file" in one_error_line(err) and not out.exists(), err
+
+
+# --- every CoNLL reader over line ends, BOMs, encodings and -DOCSTART- lines (a generator, no model) -------------
+DOCSTARTS = ["-DOCSTART-", "-DOCSTART- O", "-DOCSTART- -X- O", "-DOCSTART- -X- -X- O"]
+
+
+def _conll_files():
+    from hypothesis import strategies as st
+
+    token = st.text(alphabet="abcXYZé東-.,", min_size=1, max_size=4).filter(lambda t: t != "-DOCSTART-")
+    sentence = st.lists(st.tuples(token, st.sampled_from(["O", "B-PER", "B-LOC"])), min_size=1, max_size=4)
+    return st.fixed_dictionaries({
+        "sentences": st.lists(sentence, min_size=1, max_size=4),
+        "docstart": st.lists(st.one_of(st.none(), st.sampled_from(DOCSTARTS)), min_size=4, max_size=4),
+        "gap": st.integers(1, 3), "trailing": st.integers(0, 2), "end": st.sampled_from(["\n", "\r\n", "\r"]),
+        "bom": st.booleans(), "encoding": st.sampled_from(["utf-8", "utf-16", "utf-16-be"]),
+        "suffix": st.sampled_from([".conll", ".txt", ".tsv"]), "columns": st.integers(2, 3)})
+
+
+def _render(f) -> bytes:
+    blocks = []
+    for i, sent in enumerate(f["sentences"]):
+        if f["docstart"][i]:  # a document marker before sentence i
+            blocks.append(f["docstart"][i])
+        blocks.append("\n".join(f"{t} {tag}" + (f" {tag}" if f["columns"] == 3 else "") for t, tag in sent))
+    text = ("\n" * (f["gap"] + 1)).join(blocks) + "\n" * f["trailing"]
+    text = text.replace("\n", f["end"])
+    if f["encoding"] == "utf-8":
+        return ("\ufeff" if f["bom"] else "").encode() + text.encode()
+    return ("\ufeff" + text).encode(f["encoding"])  # UTF-16 is read by its BOM
+
+
+def test_every_conll_reader_reads_any_line_end_bom_encoding_and_docstart(tmp_path_factory):
+    """predict's reader (sniffed and chosen), the corpus reader (``data stats``, training) and score's reader give
+    the generated tokens and tags back, whatever the line ends, BOM, UTF-16 and ``-DOCSTART-`` lines."""
+    from hypothesis import HealthCheck, given, settings
+
+    from ner_zoo.cli.predict import read_input
+    from ner_zoo.data.readers.conll import read_conll, read_prediction_conll
+    from ner_zoo.data.tagging import spans_to_tags
+
+    folder = tmp_path_factory.mktemp("conll_gen")
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_conll_files())
+    def check(f):
+        path = folder / f"in{f['suffix']}"
+        path.write_bytes(_render(f))
+        tokens = [[t for t, _ in s] for s in f["sentences"]]
+        tags = [[tag for _, tag in s] for s in f["sentences"]]
+        for fmt in ("auto", "conll"):
+            sents, labelled = read_input(path, fmt)
+            assert labelled and [s.tokens for s in sents] == tokens, fmt
+            assert [spans_to_tags(s.spans, len(s.tokens), "iob2", "") for s in sents] == tags
+        corpus = read_conll(path)
+        assert [s.tokens for s in corpus] == tokens
+        if f["columns"] == 3:
+            gold, pred, toks = read_prediction_conll(path, with_tokens=True)
+            assert toks == tokens and gold == tags and pred == tags
+
+    check()

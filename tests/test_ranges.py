@@ -56,7 +56,7 @@ def _bad(r: Range) -> list:
         out.append(int(r.high) + 1 if r.integer else (r.high if r.high_open else r.high + 0.5))
     if not r.integer:
         out.append(math.nan)
-    return out
+    return out if r.integer else [float(v) for v in out]  # a float argument holds a float (the parser makes 1 1.0)
 
 
 def _good(r: Range):
@@ -92,26 +92,80 @@ def _build(cls: type, kind: str, **kwargs):
     return cls(**kwargs)
 
 
+#: where a config puts each component: (the model that takes it, its argument); Words is a dataclass group
+HOMES = {"CharBiLSTM": ("ner_zoo.models.BiLSTMCRF", "char_encoder"), "CharCNN": ("ner_zoo.models.BiLSTMCRF", "char_encoder"),
+         "IntNet": ("ner_zoo.models.BiLSTMCRF", "char_encoder"), "Words": ("ner_zoo.models.BiLSTMCRF", "words"),
+         "TransformerEncoder": ("ner_zoo.models.transformer_tagger.TransformerTagger", "encoder"),
+         "FocalSpanLoss": ("ner_zoo.models.span_classifier.ExhaustiveSpanClassifier", "loss"),
+         "BoundarySmoothingLoss": ("ner_zoo.models.span_classifier.ExhaustiveSpanClassifier", "loss"),
+         "InverseTimeDecay": ("ner_zoo.models.BiLSTMCRF", "lr_scheduler"),
+         "LinearWarmupDecay": ("ner_zoo.models.BiLSTMCRF", "lr_scheduler")}
+
+
+def _config(kind: str, path: str, cls: type, name: str, value) -> tuple[dict, str]:
+    """A fit config setting ``name`` of class ``path`` to ``value`` where a user's config would, and the dotted key
+    of that value."""
+    if kind != "component":
+        return {kind: {"class_path": path, "init_args": {name: value}}}, f"{kind}.init_args.{name}"
+    model, arg = HOMES[cls.__name__]
+    if cls.__name__ == "Words":  # a dataclass group: its fields, no class_path
+        return {"model": {"class_path": model, "init_args": {arg: {name: value}}}}, f"model.init_args.{arg}.{name}"
+    extra = {"model": "tiny-bert"} if cls.__name__ == "TransformerEncoder" else {}  # read when built, not here
+    node = {"class_path": path, "init_args": {**extra, name: value}}
+    return {"model": {"class_path": model, "init_args": {arg: node}}}, f"model.init_args.{arg}.init_args.{name}"
+
+
+#: the groups a fit config must set, in their smallest form
+BASE = {"model": {"class_path": "ner_zoo.models.BiLSTMCRF"}, "data": {"class_path": "ner_zoo.data.SampleCorpus"}}
+
+
+def _refusal(parser, config: dict) -> str | None:
+    """What ``ner-zoo fit`` says of ``config``, through its real parser: jsonargparse's type check (one line, as the
+    CLI writes it), then the CLI's checks on the parsed config (nulls, components, every range); None: accepted."""
+    import json
+
+    from jsonargparse import ArgumentError
+
+    from ner_zoo.cli.config_checks import check_components, check_nulls
+    from ner_zoo.cli.config_errors import argument_error_line
+
+    config = {**BASE, **config}
+    try:
+        parsed = parser.parse_object(config, defaults=False)  # only what the config sets: what is checked here
+    except ArgumentError as e:
+        return argument_error_line(str(e))
+    def where(key: str) -> str:  # a config given as an object has no file and line
+        return "config"
+
+    try:
+        check_nulls(parsed.as_dict(), where)
+        check_components(parsed.as_dict(), where)
+        check_config(json.loads(parser.dump(parsed, format="json", skip_validation=True)), "fit", where)
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
+@pytest.fixture(scope="module")
+def fit_parser():
+    from cli_cases import command_parser
+
+    return command_parser("fit")
+
+
 @pytest.mark.parametrize("kind, path, cls, name, wrap, bad", CASES,
                          ids=[f"{p.rpartition('.')[2]}-{n}-{b!r}" for _, p, _, n, _, b in CASES])
-def test_an_out_of_range_value_is_the_same_one_line_from_python_and_from_a_config(kind, path, cls, name, wrap, bad):
+def test_an_out_of_range_value_is_the_same_one_line_from_python_and_from_a_config(fit_parser, kind, path, cls, name,
+                                                                                  wrap, bad):
     value = [bad] if wrap else bad
     says = problem(class_hints(cls)[name], value)
     assert says, (path, name, value)
-    expected = f"{name} {says}, got {value!r}"
+    expected = f"{says}, got {value!r}"
     with pytest.raises(ConfigError) as python:
         _build(cls, kind, **{name: value})
-    assert str(python.value) == f"{cls.__name__}: {expected}"
-    group = {"model": "model", "data": "data", "component": "model.init_args.part"}[kind]
-    node: dict = {"class_path": path, "init_args": {name: value}}
-    config: dict = {}
-    place = config
-    for part in group.split(".")[:-1]:
-        place = place.setdefault(part, {})
-    place[group.split(".")[-1]] = node
-    with pytest.raises(ConfigError) as cli:
-        check_config(config, "fit", lambda key: "command line")
-    assert str(cli.value) == f"command line: --{group}.init_args.{expected}"
+    assert str(python.value) == f"{cls.__name__}: {name} {expected}"
+    config, key = _config(kind, path, cls, name, value)
+    assert _refusal(fit_parser, config) == f"config: {key} {expected}"
 
 
 BOUNDARY = sorted({(kind, path, cls, name, wrap) for kind, path, cls, name, wrap, _ in CASES},
@@ -120,12 +174,11 @@ BOUNDARY = sorted({(kind, path, cls, name, wrap) for kind, path, cls, name, wrap
 
 @pytest.mark.parametrize("kind, path, cls, name, wrap", BOUNDARY,
                          ids=[f"{p.rpartition('.')[2]}-{n}" for _, p, _, n, _ in BOUNDARY])
-def test_the_boundary_value_in_range_still_builds(kind, path, cls, name, wrap):
+def test_the_boundary_value_in_range_still_builds(fit_parser, kind, path, cls, name, wrap):
     r, _ = _range(class_hints(cls)[name])
     value = [_good(r)] if wrap else _good(r)
     assert problem(class_hints(cls)[name], value) is None
-    config = {"data": {"class_path": path, "init_args": {name: value}}}
-    check_config(config, "fit", lambda key: "command line")  # no refusal
+    assert _refusal(fit_parser, _config(kind, path, cls, name, value)[0]) is None  # the parser and the checks accept it
     if kind != "model" and cls.__name__ != "TransformerEncoder":  # models and the encoder: built by their batteries
         _build(cls, kind, **{name: value})
 

@@ -19,6 +19,21 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, but a misspelt option is named even when a required option is missing too (``export C
+        --outptu x`` said only that ``--output`` is required): a first pass with nothing required finds it."""
+        required = [a for a in self._actions if a.required and a.option_strings]
+        for a in required:
+            a.required = False
+        try:
+            _, extras = self.parse_known_args(args, argparse.Namespace(**vars(namespace or argparse.Namespace())))
+        finally:
+            for a in required:
+                a.required = True
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return super().parse_args(args, namespace)
+
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 

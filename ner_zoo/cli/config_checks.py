@@ -224,6 +224,32 @@ def check_nulls(config: dict, where: Callable[[str], str]) -> None:
     visit(config, "")
 
 
+def check_components(config: dict, where: Callable[[str], str]) -> None:
+    """A component (``class_path``/``init_args``) whose ``class_path`` names no class is one :class:`ConfigError`
+    line naming the key. jsonargparse turns a mapping without a class_path (``--model.init_args.lr_scheduler {}``)
+    for an argument that had no class before into ``class_path: typing.Union``, which failed at instantiation
+    with a page-long traceback; a mapping without one for an argument that had a class only changes its
+    ``init_args`` (jsonargparse's merge), so that stays allowed."""
+    def visit(node: Any, path: str) -> None:
+        if not isinstance(node, dict):
+            return
+        class_path = node.get("class_path")
+        if class_path is not None:
+            try:
+                target = resolve(class_path)
+            except Exception:  # noqa: BLE001 (jsonargparse names a class path that does not import itself)
+                target = None
+            if not isinstance(target, type) or str(class_path).startswith("typing."):
+                given = "a mapping without a class_path" if str(class_path).startswith("typing.") else \
+                    f"class_path {class_path!r}, not a class"
+                raise ConfigError(f"{located(path, where)} needs a class_path naming a class "
+                                  f"({{class_path: ..., init_args: {{...}}}}), got {given}")
+        for key, value in node.items():
+            visit(value, f"{path}.{key}" if path else str(key))
+
+    visit(config, "")
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """A YAML loader that refuses a key repeated in one mapping (plain YAML keeps the last value silently)."""
 

@@ -102,6 +102,26 @@ def where_set(path: str, args: Sequence[str]) -> str:
     return "config"
 
 
+_COMPONENT = re.compile(r"Callable\[\[|import path|subclass spec|subclass of|Subtypes: \[<class '[\w.]+\.[A-Z]")
+
+
+def _component(tail: str) -> str | None:
+    """What a component argument (a class given by ``class_path``, jsonargparse's subclass mode) takes, from its
+    error (``expected a class_path naming an Optimizer``), or None when ``tail`` is not about one."""
+    if not _COMPONENT.search(tail):
+        return None
+    spec = re.search(r"Callable\[\[[^\]]*\], (.*)", tail) or re.search(r"Subtypes: \[(<class '[\w.]+'>)", tail) \
+        or re.search(r"subclass of ([\w.]+)", tail)
+    names = [n for n in re.findall(r"\b(?:[a-z_]\w*\.)+([A-Z]\w*)", spec.group(1)) if n not in ("Union", "Optional")] \
+        if spec else []
+    kinds = " or ".join(dict.fromkeys(names))
+    what = f"{'an' if kinds[0] in 'AEIOU' else 'a'} {kinds}" if kinds else "a class"
+    nullable = bool(re.search(r"Subtypes: \[.*<class 'NoneType'>\]", tail)) and "Callable" in tail
+    path = "Expected a path but" in tail  # jsonargparse also reads a config file there
+    return (f"expected a class_path naming {what} ({{class_path: ..., init_args: {{...}}}})"
+            + (" or a config file" if path else "") + (" or null" if nullable else ""))
+
+
 def argument_error_line(message: str) -> str:
     """jsonargparse's many-line message for any other bad argument, as one line: the key path (its nested
     ``Parser key`` names), the expected type and the given value."""
@@ -110,12 +130,17 @@ def argument_error_line(message: str) -> str:
     tail = message[message.rfind('Parser key "'):] if keys else message
     tail = tail.split(":", 1)[1] if keys else tail
     lines = [ln.strip(" -") for ln in tail.splitlines() if ln.strip(" -")]
-    types = re.findall(r"Expected an? <class '([\w.]+)'>", tail)
-    reason = f"expected {' or '.join(t for t in types if t != 'NoneType')}" if types else (
-        lines[0] if lines else "invalid value")
-    value = re.search(r"Given value: (.*?)(?:\. Got value|$)", message, re.M)
+    unknown = re.search(r"Problem with given class_path '([\w.]+)':\s*Option '(\w+)[\w.]*' is not accepted", tail)
+    if unknown:  # a component given to a class that has no such argument
+        return f"{path}.init_args.{unknown.group(2)}: {short_name(unknown.group(1))} has no option " \
+               f"'{unknown.group(2)}'"
+    types = [t for t in re.findall(r"Expected an? <class '([\w.]+)'>", tail) if t != "NoneType"]
+    component = None if types else _component(tail)  # a plain type (float, int) says it better
+    reason = component or (f"expected {' or '.join(types)}" if types else lines[0] if lines else "invalid value")
+    value = re.search(r"Given value: (.*?)(?:\. Got value|$)", message, re.M) or \
+        re.search(r"Got value: (.*)$", message, re.M)
     text = f"{path}: {reason}" if path else reason
-    if value and types:
+    if value and (types or component):
         given = value.group(1)
         nested = re.fullmatch(r"NestedArg\(key=.*, val=(.*)\)", given)
         text += f", got {nested.group(1) if nested else given}"

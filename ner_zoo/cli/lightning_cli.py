@@ -42,7 +42,7 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from ner_zoo.checkpoints import migrations
-from ner_zoo.cli.config_checks import check_config, check_nulls, check_yaml_files
+from ner_zoo.cli.config_checks import check_components, check_config, check_nulls, check_yaml_files
 from ner_zoo.cli.config_errors import argument_error_line, config_files, unknown_key_line, where_set, yaml_syntax_line
 from ner_zoo.cli.loggers import LogConfigCallback, configure_loggers, logger_configs, run_identity
 from ner_zoo.cli.progress_bar import calm_default_progress_bar
@@ -145,7 +145,9 @@ class NERZooCLI(LightningCLI):
             config["verbose"] = not is_quiet()
         # the seed's range before Lightning seeds with it (numpy's traceback otherwise), nulls before any class
         check_config({"seed_everything": config.get("seed_everything")}, command, lambda key: where_set(key, argv))
-        check_nulls(config.as_dict(), lambda key: where_set(key, argv))  # as_dict keeps the nulls a dump drops
+        plain = config.as_dict()  # as_dict keeps the nulls a dump drops
+        check_nulls(plain, lambda key: where_set(key, argv))
+        check_components(plain, lambda key: where_set(key, argv))
         ckpt = config.get("ckpt_path")
         if ckpt and not checkpoint_checks.lightning_name(ckpt) and not Path(ckpt).is_file() and not (
                 command == "fit" and Path(ckpt).is_dir()):  # before a run folder is made for it

@@ -65,6 +65,9 @@ def sniff_format(path: Path, text: str) -> str:
         return suffix
     if looks_like_conll(text) or mostly_conll(text):
         return "conll"
+    if any(ln.startswith("-DOCSTART-") for ln in text.split("\n")) and all(
+            not ln.strip() or ln.startswith("-DOCSTART-") for ln in text.split("\n")):
+        return "conll"  # only document markers: a CoNLL file without sentences (its reader says so), not text
     if suffix == "text" or text.lstrip().startswith(("{", "[")):
         return suffix or "jsonl"
     one_column = all(len(ln.split()) <= 1 for ln in text.split("\n"))
