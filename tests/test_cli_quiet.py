@@ -17,6 +17,7 @@ import pytest
 ALLOWED = [
     r"BiLSTMCRF: [\d.]+ [KM]? ?parameters \([\d.]+ [KM]? ?trainable\)",
     r"(Epoch \d+/\d+|Validation|Sanity Checking|Testing)\b.*",  # the progress bar's last state
+    r" +(\d+:\d\d:\d\d|[\d.]+it/s)\b.*",  # its tail, where rich wrapped the line at the console's 80 columns
     r"type +prec +rec +f1 +support",  # the project's per-type table
     r"(LOC|MISC|ORG|PER|micro) +[\d.]+ +[\d.]+ +[\d.]+ +\d+",
     r"",
