@@ -3,16 +3,21 @@
 On a CPU, bf16 matrix products run in hardware only with ``avx512_bf16`` (AVX-512 BF16 dot products) or AMX
 (``amx_bf16``/``amx_tile``); without them PyTorch emulates bf16 in fp32 units with conversions around them,
 which is slower than fp32 (24x on a 6-layer transformer step on an AVX2-only EPYC, ``../shared/research/stack.md``).
-On a CUDA GPU, bf16 is native from compute capability 8.0 (Ampere) on. :func:`native_bf16` says which holds; it
-only reports: nothing in the zoo turns bf16 on by default (training and prediction stay fp32 unless asked), and a
-bf16 default would be taken only per model where its quality was measured equal to fp32's on such a host. Speed of
-bf16 can only be judged where this function says True.
+A cap on oneDNN's ISA below AVX-512 BF16 (``ONEDNN_MAX_CPU_ISA=AVX2``, the second kernel set of ``make
+test-kernels``) takes the hardware path away, so it counts as emulated too. On a CUDA GPU, bf16 is native from
+compute capability 8.0 (Ampere) on. :func:`native_bf16` says which holds.
+
+The zoo's default precision follows it per model (:func:`default_precision`): bf16 only where the host computes
+it natively *and* the model's bf16 quality was measured equal to fp32's (:data:`BF16_EQUAL_QUALITY`); fp32
+everywhere else. ``ner_zoo.load``, ``ner-zoo predict``/``serve`` and a ``fit`` that leaves ``--trainer.precision``
+unset take it; a precision given explicitly is always kept.
 
 Standard library only (torch is imported only to ask about a CUDA device).
 """
 
 from __future__ import annotations
 
+import os
 import platform
 from functools import lru_cache
 from pathlib import Path
@@ -54,9 +59,21 @@ def _host_flags() -> frozenset[str]:
     return cpu_flags()
 
 
-def cpu_native_bf16(flags: frozenset[str] | None = None) -> bool:
-    """True where the CPU has bf16 arithmetic in hardware (``avx512_bf16`` or AMX)."""
-    return bool((_host_flags() if flags is None else flags) & BF16_FLAGS)
+#: oneDNN's ISA names (``ONEDNN_MAX_CPU_ISA``) below the first with bf16 dot products (``AVX512_CORE_BF16``)
+ONEDNN_ISAS_WITHOUT_BF16 = frozenset({"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE",
+                                      "AVX512_CORE_VNNI"})
+
+
+def onednn_capped(environ: dict[str, str] | None = None) -> bool:
+    """True when ``ONEDNN_MAX_CPU_ISA`` (or the older ``DNNL_MAX_CPU_ISA``) caps oneDNN below bf16 hardware."""
+    env = os.environ if environ is None else environ
+    cap = (env.get("ONEDNN_MAX_CPU_ISA") or env.get("DNNL_MAX_CPU_ISA") or "").strip().upper()
+    return cap in ONEDNN_ISAS_WITHOUT_BF16
+
+
+def cpu_native_bf16(flags: frozenset[str] | None = None, environ: dict[str, str] | None = None) -> bool:
+    """True where the CPU has bf16 arithmetic in hardware (``avx512_bf16`` or AMX) and oneDNN may use it."""
+    return bool((_host_flags() if flags is None else flags) & BF16_FLAGS) and not onednn_capped(environ)
 
 
 def gpu_native_bf16(device: int = 0) -> bool:
@@ -70,17 +87,18 @@ def gpu_native_bf16(device: int = 0) -> bool:
     return torch.cuda.get_device_capability(device) >= (8, 0)
 
 
-def native_bf16(device: str = "cpu", flags: frozenset[str] | None = None) -> bool:
-    """Whether bf16 runs in hardware on ``device`` (``cpu``, ``cuda`` or ``cuda:N``); ``flags`` replace the
-    host's CPU flags (tests)."""
+def native_bf16(device: str = "cpu", flags: frozenset[str] | None = None,
+                environ: dict[str, str] | None = None) -> bool:
+    """Whether bf16 runs in hardware on ``device`` (``cpu``, ``cuda`` or ``cuda:N``); ``flags`` and ``environ``
+    replace the host's CPU flags and environment (tests)."""
     device = str(device)
     if device.startswith("cuda"):
         return gpu_native_bf16(int(device.partition(":")[2] or 0))
-    return cpu_native_bf16(flags)
+    return cpu_native_bf16(flags, environ)
 
 
 #: models whose bf16 quality was measured equal to fp32's (dev F1 within 0.5 training, within 0.1 predicting) on a
-#: host with native bf16, by paper class name (a host ``X`` or its network ``XNet``); ``precision="auto"`` picks
+#: host with native bf16, by paper class name (a host ``X`` or its network ``XNet``); the default precision is
 #: bf16 only for these. TransformerTagger, AVX-512 BF16 EPYC, 2026-12-02 (docs/benchmarks.md): one CoNLL-2003 epoch
 #: in bf16-mixed reached dev F1 79.42 against 79.41 in fp32, and one checkpoint predicting the test split in bf16
 #: scored 53.94 against 53.90 (8 of 3,453 sentences' spans differ), 2.3x faster. The LSTM models are not listed:
@@ -88,8 +106,26 @@ def native_bf16(device: str = "cpu", flags: frozenset[str] | None = None) -> boo
 BF16_EQUAL_QUALITY: frozenset[str] = frozenset({"TransformerTagger"})
 
 
-def default_precision(model: str, device: str = "cpu", flags: frozenset[str] | None = None) -> str:
-    """``bf16`` where ``device`` has native bf16 and ``model`` (a class name, host or network) is in :data:`BF16_EQUAL_QUALITY`,
-    else ``32``: what ``ner_zoo.load(..., precision="auto")`` uses."""
-    name = model[:-len("Net")] if model.endswith("Net") else model  # the network a loaded model is
-    return "bf16" if name in BF16_EQUAL_QUALITY and native_bf16(device, flags) else "32"
+def default_precision(model: str, device: str = "cpu", flags: frozenset[str] | None = None,
+                      environ: dict[str, str] | None = None) -> str:
+    """``bf16`` where ``device`` has native bf16 and ``model`` (a class name, host or network) is in
+    :data:`BF16_EQUAL_QUALITY`, else ``32``: what ``precision="auto"`` (the default of ``ner_zoo.load``) takes."""
+    return "bf16" if _listed(model) and native_bf16(device, flags, environ) else "32"
+
+
+def _listed(model: str) -> bool:
+    return (model[:-len("Net")] if model.endswith("Net") else model) in BF16_EQUAL_QUALITY  # a loaded network
+
+
+def precision_reason(model: str, device: str = "cpu", flags: frozenset[str] | None = None,
+                     environ: dict[str, str] | None = None) -> str:
+    """Why :func:`default_precision` chose what it chose, in words (a run record's ``precision_reason``)."""
+    name = model[:-len("Net")] if model.endswith("Net") else model
+    where = "the GPU" if str(device).startswith("cuda") else "this CPU"
+    if not _listed(model):
+        return f"fp32: {name}'s bf16 quality was not measured equal to fp32's (ner_zoo.hardware.BF16_EQUAL_QUALITY)"
+    if native_bf16(device, flags, environ):
+        return f"bf16: {where} computes bf16 natively and {name}'s bf16 quality was measured equal to fp32's"
+    if not str(device).startswith("cuda") and onednn_capped(environ):
+        return "fp32: ONEDNN_MAX_CPU_ISA caps oneDNN below bf16 hardware (bf16 would be emulated)"
+    return f"fp32: {where} has no native bf16 (it would be emulated, slower than fp32)"

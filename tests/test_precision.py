@@ -75,3 +75,60 @@ def test_precision_matrix_script_writes_the_table(tmp_path):
     assert [(r["precision"], r["status"].split(":")[0]) for r in rows] == [("32-true", "ok"), ("bf16-true", "refused")]
     assert rows[0]["loss_finite"] and rows[0]["steps"] == 3 and rows[0]["steps_per_s"] > 0
     assert (tmp_path / "p.md").read_text().startswith("Device: CPU")
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_an_unset_precision_is_the_hosts_default_for_the_model_and_kept_on_resume(tmp_path, monkeypatch, native):
+    """A TransformerTagger fit without ``--trainer.precision`` trains in bf16-mixed exactly where bf16 is native
+    (issue 46: its bf16 quality was measured equal), says why in the record, keeps that precision when resumed on
+    a host that would choose otherwise, and its checkpoint predicts in the same precision through ner_zoo.load."""
+    import yaml
+    from tiny_bert import build_tiny_bert
+
+    import ner_zoo
+    from ner_zoo import hardware
+    from ner_zoo.testing.tiny import tiny_model
+
+    bert = build_tiny_bert(tmp_path / "bert")
+    monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: native)
+    config = tmp_path / "tagger.yaml"
+    config.write_text(yaml.safe_dump({
+        "model": tiny_model("transformer_tagger", bert),
+        "data": {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 16}},
+        "trainer": {"max_epochs": 1, "accelerator": "cpu", "enable_progress_bar": False,
+                    "enable_model_summary": False, "default_root_dir": str(tmp_path / "runs")}}))
+    assert main(["fit", "--config", str(config)]) == 0
+    (path,) = (tmp_path / "runs").rglob("results.json")
+    record = json.loads(path.read_text())
+    expected = "bf16-mixed" if native else "32-true"
+    assert record["precision"] == expected
+    assert record["precision_reason"].startswith(f"default for cpu: {'bf16' if native else 'fp32'}: this CPU")
+    assert yaml.safe_load((path.parent / "config.yaml").read_text())["trainer"]["precision"] == expected
+
+    monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: not native)  # another host
+    assert main(["fit", "--config", str(config), "--trainer.max_epochs", "2", "--ckpt_path", "last"]) == 0
+    resumed = json.loads(path.read_text())
+    assert resumed["precision"] == expected and "kept on resume" in resumed["precision_reason"]
+
+    monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: native)
+    best = next(path.parent.rglob("best*.ckpt"))
+    assert ner_zoo.load(best, device="cpu").precision == ("bf16" if native else "32")
+    assert ner_zoo.load(best, device="cpu", precision="32").precision == "32"
+
+
+def test_a_precision_given_is_kept_whatever_the_host(tmp_path, monkeypatch):
+    from ner_zoo import hardware
+
+    monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: True)
+    assert main(["fit", *QUICK, "--trainer.precision", "32-true", "--trainer.default_root_dir", str(tmp_path)]) == 0
+    (record,) = [json.loads(p.read_text()) for p in tmp_path.rglob("results.json")]
+    assert record["precision"] == "32-true" and record["precision_reason"] == "given by the config or command line"
+
+
+def test_a_model_not_measured_in_bf16_trains_in_fp32_on_a_bf16_host(tmp_path, monkeypatch):
+    from ner_zoo import hardware
+
+    monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: True)
+    assert main(["fit", *QUICK, "--trainer.default_root_dir", str(tmp_path)]) == 0  # the quickstart BiLSTM-CRF
+    (record,) = [json.loads(p.read_text()) for p in tmp_path.rglob("results.json")]
+    assert record["precision"] == "32-true" and "BiLSTMCRF's bf16 quality was not measured" in record["precision_reason"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from ner_zoo.api.tagger import Tagger, load_any
 
 
-def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "32",
+def load(path: str | Path, device: str | None = None, batch_size: int = 32, precision: str = "auto",
          _allow_pos: bool = False, *, revision: str | None = None, token: str | bool | None = None) -> Tagger:
     """A :class:`Tagger` from a checkpoint written by ``ner-zoo fit``, a folder written by ``ner-zoo export``, or
     such a folder on the Hugging Face Hub (``"user/repo"``, as ``export --push-to-hub`` uploads it).
@@ -19,9 +19,10 @@ def load(path: str | Path, device: str | None = None, batch_size: int = 32, prec
             cache only).
         device: ``cpu``, ``cuda``, ``cuda:1`` ...; default: a GPU when there is one.
         batch_size: sentences per forward pass.
-        precision: ``32``, ``bf16``, ``16``, or ``auto``: bf16 where the device computes it natively and the
-            model's bf16 quality was measured equal to fp32's (:func:`ner_zoo.hardware.default_precision`; no
-            model yet, so ``32`` everywhere today), else ``32``.
+        precision: ``auto`` (default): bf16 where the device computes it natively and the model's bf16 quality
+            was measured equal to fp32's (:func:`ner_zoo.hardware.default_precision`: the TransformerTagger on a
+            CPU with AVX-512 BF16 or AMX, or an Ampere+ GPU), else fp32; or ``32``, ``bf16``, ``16`` to choose.
+            The tagger's ``precision`` says what was taken.
         revision: with a Hub id: a branch, tag or commit (default: ``main``).
         token: with a Hub id: a token for a private repository (default: ``HF_TOKEN`` or the saved login).
 

@@ -1,4 +1,4 @@
-"""Raw text -> sentences of tokens with character offsets into the input string.
+r"""Raw text -> sentences of tokens with character offsets into the input string.
 
 Tokens come from one regular expression of the ``regex`` module (kept by its author since 2010, the engine
 proposed for Python's ``re``; already installed with ``transformers``), chosen for what ``re`` lacks: Unicode

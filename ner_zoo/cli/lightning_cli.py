@@ -7,7 +7,9 @@
 * ``fit`` writes into its own run folder (:mod:`ner_zoo.run.folder`): checkpoints, record, file
   loggers and W&B files; ``--ckpt_path last`` resumes the newest state of the latest run of the config. A
   W&B logger's ``log_model`` is done by :class:`~ner_zoo.run.wandb_run.WandbModelArtifact` (the best
-  checkpoint once, at the end). A precision the model cannot train in is refused with one line.
+  checkpoint once, at the end). A precision the model cannot train in is refused with one line; an unset
+  ``--trainer.precision`` is the host's default for the model (bf16-mixed only where bf16 is native and measured
+  equal in quality, :func:`ner_zoo.run.precision.choose_precision`), the reason in the record.
 * Loggers come from YAML; a CSV logger is the default. A ``WandbLogger`` with no API key configured runs
   offline (nothing hangs without network). Its name is ``<Model>[-<variant>]-<Data>-s<seed>``, its group
   ``<Model>[-<variant>]-<Data>-<recipe hash>`` (the seeds of one recipe), its ``job_type`` the variant, and its
@@ -92,6 +94,7 @@ class NERZooCLI(LightningCLI):
         self.fit_run: FitRun | None = None
         self.ckpt_model: tuple[str, str | None] | None = None  # (--ckpt_path, its class) when it sets the model
         self.log_model: bool | str = False  # a W&B logger's log_model, done by WandbModelArtifact instead
+        self.precision_reason: str | None = None  # why fit trains in its precision (ner_zoo.run.precision)
         before = os.environ.get(RUN_DIR_ENV)  # set for the processes Lightning launches, for this fit only
         try:
             super().__init__(NERModule, NERDataModule, *args, **kwargs)
@@ -166,8 +169,11 @@ class NERZooCLI(LightningCLI):
         check_config(plain, self.subcommand, lambda key: where_set(key, getattr(self, "_argv", [])))
         if self.subcommand in (None, "fit"):
             from ner_zoo.run.final_model import configure_final_model
+            from ner_zoo.run.precision import choose_precision
 
             configure_final_model(config)  # data.train_on: train+dev: no validation, no model selection
+            run = self.fit_run
+            self.precision_reason = choose_precision(config, run.run_dir if run else None, bool(run and run.ckpt_path))
         if self.subcommand in ("validate", "test") and not any(
                 a.startswith("--trainer.logger") for a in getattr(self, "_argv", [])):
             config["trainer"]["logger"] = False  # the config's loggers are the fit's: nothing into its runs tree
@@ -264,6 +270,7 @@ class NERZooCLI(LightningCLI):
             for callback in built.callbacks:
                 if isinstance(callback, RunRecorder):
                     callback.command = self.command
+                    callback.precision_reason = self.precision_reason
 
     def _check_resume(self, model: Any) -> None:
         """A resume checkpoint that Lightning would refuse once fit has started (corrupted weights, other data) is

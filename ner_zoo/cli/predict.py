@@ -342,11 +342,13 @@ def parser() -> argparse.ArgumentParser:
     add_encoding(p)
     p.add_argument("--batch_size", type=positive_int, default=64)
     p.add_argument("--accelerator", default="auto", choices=ACCELERATORS, help="auto: a GPU when present")
-    p.add_argument("--precision", default="32-true", choices=PRECISIONS, help="32 (default), bf16 or 16 autocast")
+    p.add_argument("--precision", default="auto", choices=("auto", *PRECISIONS),
+                   help="auto (default): bf16 where the host computes it natively and the model's bf16 quality was "
+                        "measured equal (ner_zoo.hardware), else 32; or 32, bf16, 16 autocast")
     return p
 
 
-def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "32", revision: str | None = None):
+def load_tagger(path: str, device: str, batch_size: int = 64, precision: str = "auto", revision: str | None = None):
     """The model in ``path`` (or Hub id) as a Tagger (POS taggers too): its network alone
     (:func:`ner_zoo.api.loading.load`)."""
     from ner_zoo.api.loading import load

@@ -213,6 +213,7 @@ class RunRecorder(Callback):
         self.config: dict = {}
         self.config_files: list[str] = []
         self.command: str | None = None  # the command line, set by the CLI (None when built from a dict)
+        self.precision_reason: str | None = None  # why the trainer's precision (ner_zoo.run.precision), by the CLI
         self.epoch_times: list[float] = []
         self.fractions: dict[int, float] = {}  # epoch -> share of its batches trained (over every segment)
         self.segments: list[dict] = []  # one per process that trained this run (a resume adds one)
@@ -401,7 +402,7 @@ class RunRecorder(Callback):
             "command": self.command,
             "config_hash": config_hash(self.config) if self.config else None,
             "config": self.config,
-            "precision": str(trainer.precision),
+            "precision": str(trainer.precision), "precision_reason": self.precision_reason,
             "devices": trainer.num_devices, "nodes": trainer.num_nodes,
             "hardware": hardware(), "node_hardware": node_hardware(trainer), "versions": versions(),
             "data_notes": dict(getattr(dm, "notes", None) or {}),  # e.g. long training sentences split
