@@ -29,8 +29,10 @@ predict what they trained.
 
 Settings (``--settings``, both by default; issue 46 item 3): each side at its **default** and at its **best**.
 
-* ``default``: the recipe above as it stands, fp32, eager (the Trainer's and ``pipeline``'s defaults; the zoo's
-  packaged config).
+* ``default``: the recipe above as it stands, eager: the Trainer's and ``pipeline``'s defaults (fp32), and the
+  zoo's packaged config and ``ner_zoo.load`` without a precision, so the zoo's own default decides: bf16 where the
+  host computes it natively (the TransformerTagger's bf16 quality was measured equal; ``ner_zoo.hardware``), fp32
+  elsewhere. Each result says the precision that ran.
 * ``best``: each side's own documented speed settings. The Trainer: ``torch_compile=True``, and ``bf16=True``
   where the device computes bf16 natively (``ner_zoo.hardware.native_bf16``: a CPU with ``avx512_bf16`` or AMX,
   a CUDA GPU of capability 8.0+). The pipeline: the trained model under ``torch.compile`` (the ``transformers``
@@ -123,8 +125,9 @@ def load_average() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def precision_flag(args) -> str:
-    return "bf16-mixed" if args.bf16 else "32-true"
+def precision_args(args) -> list[str]:
+    """``--bf16`` forces bf16-mixed on the zoo too; otherwise no flag: the config's (host's) default decides."""
+    return ["--trainer.precision", "bf16-mixed"] if args.bf16 else []
 
 
 def step_timing(start: float, ends: list[float]) -> dict:
@@ -180,9 +183,9 @@ def setting_options(setting: str, args) -> dict:
     arguments and its prediction precision, and a note for the output."""
     if setting == "default":
         return {"bf16": args.bf16, "torch_compile": False, "zoo_args": [],
-                "zoo_precision": "bf16" if args.bf16 else "32",
-                "note": "fp32 eager (the packaged recipe; Trainer and pipeline defaults)" + (
-                    "; bf16 (--bf16)" if args.bf16 else "")}
+                "zoo_precision": "bf16" if args.bf16 else "auto",
+                "note": "eager; Trainer and pipeline fp32 (their defaults), the zoo at its own default precision "
+                        "(ner_zoo.hardware: bf16 where native)" + ("; bf16 (--bf16)" if args.bf16 else "")}
     bf16, why = bf16_plan(args)
     zoo = zoo_best_args(args, bf16)
     return {"bf16": bf16, "torch_compile": True, "zoo_args": zoo, "zoo_precision": "bf16" if bf16 else "auto",
@@ -205,7 +208,7 @@ def zoo_fit_argv(args, root: Path) -> list[str]:
         "--model.init_args.optimizer.init_args.lr", str(args.head_lr),
         "--trainer.max_epochs", str(args.epochs), "--trainer.max_steps", str(args.max_steps or -1),
         "--trainer.accelerator", args.device,
-        "--trainer.precision", precision_flag(args), "--trainer.default_root_dir", str(root),
+        *precision_args(args), "--trainer.default_root_dir", str(root),
         "--trainer.logger", "false", "--checkpoint.dirpath", str(root / "checkpoints"),
         "--record.path", str(root / "results.json"), *args.zoo_args]
 
@@ -235,8 +238,10 @@ def zoo_train(args) -> dict:
     root = Path(args.work) / f"zoo-{time.time_ns()}"
     cli_in_process(zoo_fit_argv(args, root), cli_class=TimedCLI)
     load = [timer.load, load_average()]
+    record = json.loads((root / "results.json").read_text())
     return {**step_timing(timer.start, timer.ends), "dev_f1": zoo_dev_f1(root, args),
-            "checkpoint": str(root / "checkpoints" / "last.ckpt"), "load": load}
+            "checkpoint": str(root / "checkpoints" / "last.ckpt"), "load": load,
+            "precision": record.get("precision"), "precision_reason": record.get("precision_reason")}
 
 
 def zoo_tagger(checkpoint, args):
@@ -359,7 +364,7 @@ def peer_train(args) -> dict:
             seq[word_ids[pos]] = labels[predicted[i][pos]]
         pred_spans.append(_spans(seq))
     return {**step_timing(timer.start, timer.ends), "dev_f1": span_f1(dev_gold, pred_spans),
-            "model_dir": str(out / "model"), "load": load}
+            "model_dir": str(out / "model"), "load": load, "precision": "bf16" if args.bf16 else "fp32"}
 
 
 def peer_training_kwargs(args, out: Path) -> dict:
@@ -522,10 +527,11 @@ def _fmt(x, spec: str = ".2f") -> str:
 
 def report(train: list, pred: list, settings: list[str]) -> None:
     """The tables and the ratio lines (medians over rounds, per setting)."""
-    print("\n| setting | run | round | steps | train s | steps/s | steady steps/s | compile steps, s | dev F1 | load |"
-          "\n|---|---|---:|---:|---:|---:|---:|---|---:|---|")
+    print("\n| setting | run | round | precision | steps | train s | steps/s | steady steps/s | compile steps, s | "
+          "dev F1 | load |\n|---|---|---:|---|---:|---:|---:|---:|---|---:|---|")
     for setting, name, r, res in train:
-        print(f"| {setting} | {name} | {r} | {res['steps']} | {res['train_s']:.1f} | {res['steps_per_s']:.3f} | "
+        print(f"| {setting} | {name} | {r} | {res.get('precision') or '-'} | {res['steps']} | {res['train_s']:.1f} | "
+              f"{res['steps_per_s']:.3f} | "
               f"{_fmt(res['steady_steps_per_s'], '.3f')} | {res['compile_steps']}, {res['compile_s']:.0f} | "
               f"{res['dev_f1']:.2f} | {res['load'][0]:.1f}-{res['load'][1]:.1f} |")
 

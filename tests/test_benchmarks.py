@@ -30,9 +30,9 @@ def _script(name: str):
     return module
 
 
-def _last(argv: list[str], flag: str) -> str:
-    """The value the CLI sees for ``flag`` (the last occurrence wins in jsonargparse)."""
-    return argv[len(argv) - 1 - argv[::-1].index(flag) + 1]
+def _last(argv: list[str], flag: str) -> str | None:
+    """The value the CLI sees for ``flag`` (the last occurrence wins in jsonargparse); None where it is not given."""
+    return argv[len(argv) - 1 - argv[::-1].index(flag) + 1] if flag in argv else None
 
 
 VS_HF_OPTIONS = ["--epochs", "2", "--max-steps", "7", "--batch-size", "8", "--encoder-lr", "3e-05",
@@ -72,7 +72,7 @@ def test_vs_hf_without_zoo_args_passes_none_and_keeps_the_recipe():
     cmd = vs_hf.worker_command("zoo-train", args)
     assert "--zoo-args" not in cmd and "--bf16" not in cmd and "--max-steps" not in cmd
     fit = vs_hf.zoo_fit_argv(vs_hf.parser().parse_args(cmd[2:]), Path("ROOT"))
-    assert _last(fit, "--trainer.precision") == "32-true" and _last(fit, "--trainer.max_steps") == "-1"
+    assert _last(fit, "--trainer.precision") is None and _last(fit, "--trainer.max_steps") == "-1"
 
 
 def test_vs_reference_zoo_worker_gets_the_config_and_the_zoo_args():
@@ -199,9 +199,9 @@ def test_vs_hf_best_on_a_native_bf16_host_reaches_every_worker(monkeypatch):
         assert (kwargs["bf16"], kwargs["torch_compile"]) == (on, on)
         assert kwargs["max_grad_norm"] == 1.0 and kwargs["per_device_train_batch_size"] == 32  # the recipe stays
         fit = vs_hf.zoo_fit_argv(w[setting, "zoo-train"], Path("ROOT"))
-        assert _last(fit, "--trainer.precision") == ("bf16-mixed" if on else "32-true")
+        assert _last(fit, "--trainer.precision") == ("bf16-mixed" if on else None)  # default: the host's own
         assert not any("CompileModules" in a for a in fit)  # bf16 alone is the zoo's faster where native
-        assert w[setting, "zoo-predict"].zoo_precision == ("bf16" if on else "32")
+        assert w[setting, "zoo-predict"].zoo_precision == ("bf16" if on else "auto")
         assert w[setting, "zoo-train"].zoo_precision == w[setting, "zoo-predict"].zoo_precision  # dev F1 alike
         pp = w[setting, "peer-predict"]
         assert vs_hf.pipeline_kwargs(pp) == ({"dtype": torch.bfloat16} if on else {})
@@ -221,7 +221,7 @@ def test_vs_hf_best_without_native_bf16_skips_it_and_compiles_the_zoo(monkeypatc
     kwargs = vs_hf.peer_training_kwargs(peer, Path("OUT"))
     assert (kwargs["bf16"], kwargs["torch_compile"]) == (False, True)
     fit = vs_hf.zoo_fit_argv(w["best", "zoo-train"], Path("ROOT"))
-    assert _last(fit, "--trainer.precision") == "32-true"
+    assert _last(fit, "--trainer.precision") is None  # the host's default: fp32 where bf16 is not native
     callback = json.loads(next(a for a in fit if a.startswith("--trainer.callbacks+=")).partition("=")[2])
     assert callback == {"class_path": "ner_zoo.training.CompileModules", "init_args": {"modules": ["encoder.model"]}}
     assert w["best", "zoo-predict"].zoo_precision == "auto"  # ner_zoo.hardware.default_precision decides
