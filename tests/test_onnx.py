@@ -316,7 +316,8 @@ def test_transformer_onnx_emissions_spans_and_scores_equal_pytorch(bert_tagger, 
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["README.md", "config.json", "model.onnx", "tokenizer.json", "vocabularies.json"]
         + (["crf.json"] if case != "softmax" else []))  # no encoder-0/: the weights are in the graph
-    torch_tagger, onnx_tagger = ner_zoo.load(ckpt, device="cpu"), ner_zoo.load(out)
+    torch_tagger = ner_zoo.load(ckpt, device="cpu", precision="32")  # fp32, as the graph (auto is bf16 on a bf16 host)
+    onnx_tagger = ner_zoo.load(out)
     model, onnx_model = torch_tagger.model, OnnxModel(out)
     _assert_same_emissions(model, onnx_model, SHAPES + [[LONG, ["Yes"], LONG[:30]]])
     texts = [TEXT, " ".join(LONG) + " in Rome.\n\nYes. " + TEXT[::-1]]
@@ -345,7 +346,7 @@ def test_transformer_onnx_through_the_cli_in_processes_without_torch(bert_tagger
     import ner_zoo
     from ner_zoo.cli.predict import jsonl_line, text_record
 
-    torch_tagger, want = ner_zoo.load(ckpt, device="cpu"), []  # what predict --model CKPT writes, in this process
+    torch_tagger, want = ner_zoo.load(ckpt, device="cpu", precision="32"), []  # predict --model CKPT --precision 32
     for line in text.splitlines():
         rec = text_record(line, "in.txt")
         preds = torch_tagger.predict_sentences(rec.sentences)
