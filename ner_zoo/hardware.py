@@ -8,7 +8,8 @@ test-kernels``) takes the hardware path away, so it counts as emulated too. On a
 compute capability 8.0 (Ampere) on. :func:`native_bf16` says which holds.
 
 The zoo's default precision follows it per model (:func:`default_precision`): bf16 only where the host computes
-it natively *and* the model's bf16 quality was measured equal to fp32's (:data:`BF16_EQUAL_QUALITY`); fp32
+it natively *and* the model's bf16 quality was measured equal to fp32's (:data:`BF16_EQUAL_TRAINING`,
+:data:`BF16_EQUAL_PREDICTION`); fp32
 everywhere else. ``ner_zoo.load``, ``ner-zoo predict``/``serve`` and a ``fit`` that leaves ``--trainer.precision``
 unset take it; a precision given explicitly is always kept.
 
@@ -97,33 +98,44 @@ def native_bf16(device: str = "cpu", flags: frozenset[str] | None = None,
     return cpu_native_bf16(flags, environ)
 
 
-#: models whose bf16 quality was measured equal to fp32's (dev F1 within 0.5 training, within 0.1 predicting) on a
-#: host with native bf16, by paper class name (a host ``X`` or its network ``XNet``); the default precision is
-#: bf16 only for these. TransformerTagger, AVX-512 BF16 EPYC, 2026-12-02 (docs/benchmarks.md): one CoNLL-2003 epoch
-#: in bf16-mixed reached dev F1 79.42 against 79.41 in fp32, and one checkpoint predicting the test split in bf16
-#: scored 53.94 against 53.90 (8 of 3,453 sentences' spans differ), 2.3x faster. The LSTM models are not listed:
-#: their LSTMs stay fp32 under autocast and bf16 made them slower (0.80-0.95x).
-BF16_EQUAL_QUALITY: frozenset[str] = frozenset({"TransformerTagger"})
+#: models, by paper class name (a host ``X`` or its network ``XNet``), that *train* in bf16 by default where bf16 is
+#: native: one fit in bf16-mixed reached dev F1 within 0.5 of the fp32 fit's. TransformerTagger, AVX-512 BF16 EPYC,
+#: 2026-12-02 (docs/benchmarks.md): one CoNLL-2003 epoch, dev F1 79.42 against 79.41, 1.6x the steps per second.
+#: The LSTM models are not listed: their LSTMs stay fp32 under autocast and bf16 made their steps slower (0.80-0.95x).
+BF16_EQUAL_TRAINING: frozenset[str] = frozenset({"TransformerTagger"})
+#: models that *predict* in bf16 by default where bf16 is native: checkpoints predicting their test split in bf16
+#: scored within 0.1 F1 of fp32. TransformerTagger: 53.94 against 53.90 (8 of 3,453 CoNLL-2003 sentences' spans
+#: differ), 2.3x faster (the same host and day).
+BF16_EQUAL_PREDICTION: frozenset[str] = frozenset({"TransformerTagger"})
+USES = ("predict", "train")
+
+
+def _paper_name(model: str) -> str:
+    return model[:-len("Net")] if model.endswith("Net") else model  # a loaded network: its host's name
+
+
+def _listed(model: str, use: str) -> bool:
+    if use not in USES:
+        raise ValueError(f"use must be one of {', '.join(USES)}, got {use!r}")
+    return _paper_name(model) in (BF16_EQUAL_TRAINING if use == "train" else BF16_EQUAL_PREDICTION)
 
 
 def default_precision(model: str, device: str = "cpu", flags: frozenset[str] | None = None,
-                      environ: dict[str, str] | None = None) -> str:
-    """``bf16`` where ``device`` has native bf16 and ``model`` (a class name, host or network) is in
-    :data:`BF16_EQUAL_QUALITY`, else ``32``: what ``precision="auto"`` (the default of ``ner_zoo.load``) takes."""
-    return "bf16" if _listed(model) and native_bf16(device, flags, environ) else "32"
-
-
-def _listed(model: str) -> bool:
-    return (model[:-len("Net")] if model.endswith("Net") else model) in BF16_EQUAL_QUALITY  # a loaded network
+                      environ: dict[str, str] | None = None, use: str = "predict") -> str:
+    """``bf16`` where ``device`` has native bf16 and ``model`` (a class name, host or network) is listed for
+    ``use`` (:data:`BF16_EQUAL_PREDICTION`, :data:`BF16_EQUAL_TRAINING`), else ``32``: what ``precision="auto"``
+    (the default of ``ner_zoo.load``) and an unset ``--trainer.precision`` take."""
+    return "bf16" if _listed(model, use) and native_bf16(device, flags, environ) else "32"
 
 
 def precision_reason(model: str, device: str = "cpu", flags: frozenset[str] | None = None,
-                     environ: dict[str, str] | None = None) -> str:
+                     environ: dict[str, str] | None = None, use: str = "predict") -> str:
     """Why :func:`default_precision` chose what it chose, in words (a run record's ``precision_reason``)."""
-    name = model[:-len("Net")] if model.endswith("Net") else model
-    where = "the GPU" if str(device).startswith("cuda") else "this CPU"
-    if not _listed(model):
-        return f"fp32: {name}'s bf16 quality was not measured equal to fp32's (ner_zoo.hardware.BF16_EQUAL_QUALITY)"
+    name, where = _paper_name(model), "the GPU" if str(device).startswith("cuda") else "this CPU"
+    if not _listed(model, use):
+        table = "BF16_EQUAL_TRAINING" if use == "train" else "BF16_EQUAL_PREDICTION"
+        return (f"fp32: {name}'s bf16 quality {'training' if use == 'train' else 'predicting'} was not measured "
+                f"equal to fp32's (ner_zoo.hardware.{table})")
     if native_bf16(device, flags, environ):
         return f"bf16: {where} computes bf16 natively and {name}'s bf16 quality was measured equal to fp32's"
     if not str(device).startswith("cuda") and onednn_capped(environ):

@@ -65,11 +65,17 @@ def test_gpu_bf16_needs_compute_capability_8(monkeypatch):
 def test_auto_precision_is_bf16_only_where_native_and_measured_equal(monkeypatch):
     amx = hardware.cpu_flags(SAPPHIRE_RAPIDS)
     avx2 = hardware.cpu_flags(AVX2_EPYC)
-    assert hardware.BF16_EQUAL_QUALITY == frozenset({"TransformerTagger"})  # measured on an AVX-512 BF16 host
-    monkeypatch.setattr(hardware, "BF16_EQUAL_QUALITY", frozenset())
+    assert hardware.BF16_EQUAL_TRAINING == frozenset({"TransformerTagger"})  # measured on an AVX-512 BF16 host
+    assert "TransformerTagger" in hardware.BF16_EQUAL_PREDICTION
+    monkeypatch.setattr(hardware, "BF16_EQUAL_PREDICTION", frozenset())
     assert hardware.default_precision("TransformerTagger", "cpu", amx, {}) == "32"
-    monkeypatch.setattr(hardware, "BF16_EQUAL_QUALITY", frozenset({"TransformerTagger"}))
+    assert hardware.default_precision("TransformerTagger", "cpu", amx, {}, use="train") == "bf16"  # its own list
+    monkeypatch.setattr(hardware, "BF16_EQUAL_PREDICTION", frozenset({"TransformerTagger"}))
+    monkeypatch.setattr(hardware, "BF16_EQUAL_TRAINING", frozenset())
+    assert hardware.default_precision("TransformerTagger", "cpu", amx, {}, use="train") == "32"
     assert hardware.default_precision("TransformerTagger", "cpu", amx, {}) == "bf16"
+    with pytest.raises(ValueError, match="use must be one of predict, train"):
+        hardware.default_precision("TransformerTagger", use="fit")
     assert hardware.default_precision("TransformerTaggerNet", "cpu", amx, {}) == "bf16"  # what ner_zoo.load holds
     assert hardware.default_precision("TransformerTagger", "cpu", avx2, {}) == "32"  # emulated: never by default
     assert hardware.default_precision("BiLSTMCRF", "cpu", amx, {}) == "32"
@@ -82,13 +88,14 @@ def test_the_reason_names_what_decided(monkeypatch):
     assert hardware.precision_reason("TransformerTagger", "cpu", avx2, {}).startswith("fp32: this CPU has no native")
     assert "ONEDNN_MAX_CPU_ISA" in hardware.precision_reason("TransformerTagger", "cpu", amx,
                                                              {"ONEDNN_MAX_CPU_ISA": "AVX2"})
-    assert "BiLSTMCRF's bf16 quality was not measured" in hardware.precision_reason("BiLSTMCRF", "cpu", amx, {})
+    assert "BiLSTMCRF's bf16 quality predicting was not measured" in hardware.precision_reason("BiLSTMCRF", "cpu", amx, {})
+    assert "BF16_EQUAL_TRAINING" in hardware.precision_reason("BiLSTMCRF", "cpu", amx, {}, use="train")
 
 
 def test_load_keeps_a_model_not_measured_in_bf16_at_fp32_on_any_host(trained, monkeypatch):
     import ner_zoo
 
     monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: True)  # as on a bf16 host
-    assert ner_zoo.load(trained[1], device="cpu").precision == "32"  # a BiLSTM-CRF: not in BF16_EQUAL_QUALITY
+    assert ner_zoo.load(trained[1], device="cpu").precision == "32"  # a BiLSTM-CRF: not in BF16_EQUAL_PREDICTION
     assert ner_zoo.load(trained[1], device="cpu", precision="auto").precision == "32"
     assert ner_zoo.load(trained[1], device="cpu", precision="bf16").precision == "bf16"  # asked: taken

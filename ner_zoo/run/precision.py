@@ -66,8 +66,8 @@ def choose_precision(config: Any, run_dir: Path | None, resuming: bool) -> str:
         return f"{started}: the precision this run started in (its config.yaml), kept on resume"
     model = str((config.get("model") or {}).get("class_path") or "").rpartition(".")[2]
     device = _device(trainer.get("accelerator"))
-    trainer["precision"] = "bf16-mixed" if default_precision(model, device) == "bf16" else "32-true"
-    return f"default for {device}: {precision_reason(model, device)}"
+    trainer["precision"] = "bf16-mixed" if default_precision(model, device, use="train") == "bf16" else "32-true"
+    return f"default for {device}: {precision_reason(model, device, use='train')}"
 
 
 def _started_in(run_dir: Path) -> str | None:
