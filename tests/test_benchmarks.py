@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -255,3 +256,23 @@ def test_vs_hf_step_timing_leaves_compilations_out_of_steady():
     assert got["steady_steps_per_s"] == 1.0 and got["compile_steps"] == 2 and got["compile_s"] == 210.0
     assert vs_hf.predict_timing(10, 2.0, 1.0) == {"sentences": 10, "seconds": 2.0, "sentences_per_s": 5.0,
                                                   "warm_seconds": 1.0, "warm_sentences_per_s": 10.0}
+
+
+def test_predict_precision_takes_several_checkpoints_and_sums_up(trained, tmp_path):
+    """One row per checkpoint and precision, then the largest difference per precision and the 0.1 verdict."""
+    cli, best, _ = trained
+    lines = []
+    for sentence in cli.datamodule.sentences("test")[:12]:
+        tags = ["O"] * len(sentence.tokens)
+        for span in sentence.spans:
+            tags[span.start:span.end] = [f"B-{span.label}"] + [f"I-{span.label}"] * (span.end - span.start - 1)
+        lines += [f"{w} {t}" for w, t in zip(sentence.tokens, tags)] + [""]
+    test = tmp_path / "test.conll"
+    test.write_text("\n".join(lines))
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "predict_precision.py"), "--model", str(best),
+                          str(best), "--test", str(test), "--scheme", "iob2", "--rounds", "1"],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith(f"| {best} |")]
+    assert [r.split(" | ")[1] for r in rows] == ["32", "bf16", "32", "bf16"]
+    assert "bf16 - 32 over 2 model(s): largest" in out.stdout and "within 0.1 of 32:" in out.stdout
