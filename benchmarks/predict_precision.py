@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from host import host_line
+from host import host_line  # noqa: E402  (after the path above)
 
 
 def main() -> None:
