@@ -102,7 +102,7 @@ def test_an_unset_precision_is_the_hosts_default_for_the_model_and_kept_on_resum
     record = json.loads(path.read_text())
     expected = "bf16-mixed" if native else "32-true"
     assert record["precision"] == expected
-    assert record["precision_reason"].startswith(f"default for cpu: {'bf16' if native else 'fp32'}: this CPU")
+    assert record["precision_reason"].startswith(f"default for cpu: {'bf16' if native else 'fp32'}: ")  # and why
     assert yaml.safe_load((path.parent / "config.yaml").read_text())["trainer"]["precision"] == expected
 
     monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: not native)  # another host
