@@ -132,3 +132,33 @@ def test_a_model_not_measured_in_bf16_trains_in_fp32_on_a_bf16_host(tmp_path, mo
     assert main(["fit", *QUICK, "--trainer.default_root_dir", str(tmp_path)]) == 0  # the quickstart BiLSTM-CRF
     (record,) = [json.loads(p.read_text()) for p in tmp_path.rglob("results.json")]
     assert record["precision"] == "32-true" and "BiLSTMCRF's bf16 quality training was not" in record["precision_reason"]
+
+
+def test_predict_says_when_the_hosts_default_is_bf16(tmp_path, monkeypatch, capsys):
+    """``ner-zoo predict`` on a bf16 host: the TransformerTagger predicts in bf16 and stderr says why; ``--precision
+    32`` is silent about it."""
+    import yaml
+    from tiny_bert import build_tiny_bert
+
+    from ner_zoo import hardware
+    from ner_zoo.testing.tiny import tiny_model
+
+    bert = build_tiny_bert(tmp_path / "bert")
+    config = tmp_path / "tagger.yaml"
+    config.write_text(yaml.safe_dump({
+        "model": tiny_model("transformer_tagger", bert),
+        "data": {"class_path": "ner_zoo.data.SampleCorpus", "init_args": {"batch_size": 8, "max_sentences": 8}},
+        "trainer": {"max_epochs": 1, "accelerator": "cpu", "enable_progress_bar": False, "precision": "32-true",
+                    "enable_model_summary": False, "default_root_dir": str(tmp_path / "runs")}}))
+    assert main(["fit", "--config", str(config)]) == 0
+    best = next((tmp_path / "runs").rglob("best*.ckpt"))
+    (tmp_path / "in.txt").write_text("Anna Berg visited Paris.\n")
+    monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: True)
+    capsys.readouterr()
+    for extra, said in (([], True), (["--precision", "32"], False)):
+        out = tmp_path / f"out{len(extra)}.jsonl"
+        assert main(["predict", "--model", str(best), "--input", str(tmp_path / "in.txt"), "--output", str(out),
+                     "--accelerator", "cpu", *extra]) == 0
+        err = capsys.readouterr().err
+        assert ("ner-zoo predict: bf16: this CPU computes bf16 natively" in err) is said, err
+        assert out.read_text().count("\n") == 1

@@ -371,6 +371,12 @@ def predict_main(argv: Sequence[str]) -> int:
     recs = itertools.chain(first, recs)
     tagger = load_tagger(a.model, device_of(a.accelerator), a.batch_size, a.precision.split("-")[0], a.revision)
     model = tagger.model
+    if a.precision == "auto" and tagger.precision == "bf16":  # the host's default, said (never silent)
+        from ner_zoo.hardware import precision_reason
+
+        device = str(next(iter(model.parameters())).device.type)
+        print(f"ner-zoo predict: {precision_reason(type(model).__name__, device)} (--precision 32 for fp32)",
+              file=sys.stderr)
     fmt = a.output_format
     if fmt == "auto":
         fmt = "jsonl" if model.task == "nested_ner" or in_fmt in ("text", "jsonl") and not model.is_pos else "conll"
