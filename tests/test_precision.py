@@ -162,3 +162,20 @@ def test_predict_says_when_the_hosts_default_is_bf16(tmp_path, monkeypatch, caps
         err = capsys.readouterr().err
         assert ("ner-zoo predict: bf16: this CPU computes bf16 natively" in err) is said, err
         assert out.read_text().count("\n") == 1
+
+
+def test_a_run_started_before_the_host_default_resumes_in_fp32(tmp_path):
+    """A run folder whose config.yaml says ``precision: null`` (Lightning's 32-true, before the default followed
+    the host) keeps fp32 on resume; a folder without config.yaml gets the host's default."""
+    from ner_zoo.run.precision import choose_precision
+
+    def config():
+        return {"trainer": {"precision": None, "accelerator": "cpu"},
+                "model": {"class_path": "ner_zoo.models.transformer_tagger.TransformerTagger"}}
+
+    (tmp_path / "config.yaml").write_text("trainer:\n  precision: null\n  max_epochs: 3\n")
+    c = config()
+    assert "kept on resume" in choose_precision(c, tmp_path, resuming=True) and c["trainer"]["precision"] == "32-true"
+    c = config()
+    assert choose_precision(c, tmp_path / "none", resuming=True).startswith("default for cpu")
+    assert c["trainer"]["precision"] in ("32-true", "bf16-mixed")

@@ -77,5 +77,7 @@ def _started_in(run_dir: Path) -> str | None:
         saved = yaml.safe_load((run_dir / "config.yaml").read_text()) or {}
     except (OSError, yaml.YAMLError):
         return None
-    value = (saved.get("trainer") or {}).get("precision") if isinstance(saved, dict) else None
-    return None if value is None else str(value)
+    if not isinstance(saved, dict) or not isinstance(saved.get("trainer"), dict):
+        return None
+    value = saved["trainer"].get("precision")  # null: a run from before the default followed the host
+    return "32-true" if value is None else str(value)
