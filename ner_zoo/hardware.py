@@ -134,7 +134,7 @@ def precision_reason(model: str, device: str = "cpu", flags: frozenset[str] | No
     name, where = _paper_name(model), "the GPU" if str(device).startswith("cuda") else "this CPU"
     if not _listed(model, use):
         table = "BF16_EQUAL_TRAINING" if use == "train" else "BF16_EQUAL_PREDICTION"
-        return (f"fp32: {name}'s bf16 quality {'training' if use == 'train' else 'predicting'} was not measured "
+        return (f"fp32: {name}'s bf16 {'training' if use == 'train' else 'prediction'} quality was not measured "
                 f"equal to fp32's (ner_zoo.hardware.{table})")
     if native_bf16(device, flags, environ):
         return f"bf16: {where} computes bf16 natively and {name}'s bf16 quality was measured equal to fp32's"

@@ -88,7 +88,7 @@ def test_the_reason_names_what_decided(monkeypatch):
     assert hardware.precision_reason("TransformerTagger", "cpu", avx2, {}).startswith("fp32: this CPU has no native")
     assert "ONEDNN_MAX_CPU_ISA" in hardware.precision_reason("TransformerTagger", "cpu", amx,
                                                              {"ONEDNN_MAX_CPU_ISA": "AVX2"})
-    assert "BiLSTMCRF's bf16 quality predicting was not measured" in hardware.precision_reason("BiLSTMCRF", "cpu", amx, {})
+    assert "BiLSTMCRF's bf16 prediction quality was not measured" in hardware.precision_reason("BiLSTMCRF", "cpu", amx, {})
     assert "BF16_EQUAL_TRAINING" in hardware.precision_reason("BiLSTMCRF", "cpu", amx, {}, use="train")
 
 

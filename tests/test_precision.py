@@ -131,7 +131,7 @@ def test_a_model_not_measured_in_bf16_trains_in_fp32_on_a_bf16_host(tmp_path, mo
     monkeypatch.setattr(hardware, "cpu_native_bf16", lambda flags=None, environ=None: True)
     assert main(["fit", *QUICK, "--trainer.default_root_dir", str(tmp_path)]) == 0  # the quickstart BiLSTM-CRF
     (record,) = [json.loads(p.read_text()) for p in tmp_path.rglob("results.json")]
-    assert record["precision"] == "32-true" and "BiLSTMCRF's bf16 quality training was not" in record["precision_reason"]
+    assert record["precision"] == "32-true" and "BiLSTMCRF's bf16 training quality was not" in record["precision_reason"]
 
 
 def test_predict_says_when_the_hosts_default_is_bf16(tmp_path, monkeypatch, capsys):
